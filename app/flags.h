@@ -1,0 +1,45 @@
+#pragma once
+
+// A small, strict command-line parser: `--name value`, `--name=value`, `-x value`, boolean
+// switches, repeatable flags and positionals. Unknown flags and missing values are errors (exit 2).
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/result.h"
+
+namespace cronledger::app {
+
+class Flags {
+ public:
+  // Declares a flag taking a value; `short_name` may be empty ("o" for -o).
+  Flags& Value(std::string name, std::string short_name = "", bool repeatable = false);
+  // Declares a boolean switch (no value).
+  Flags& Switch(std::string name, std::string short_name = "");
+
+  // Parses args; on error the Status says which flag and why.
+  Status Parse(const std::vector<std::string>& args);
+
+  bool Has(std::string_view name) const;
+  std::optional<std::string> Get(std::string_view name) const;
+  std::string GetOr(std::string_view name, std::string fallback) const;
+  std::vector<std::string> GetAll(std::string_view name) const;
+  const std::vector<std::string>& positionals() const { return positionals_; }
+
+ private:
+  struct Spec {
+    bool takes_value = true;
+    bool repeatable = false;
+  };
+  const std::string* Resolve(std::string_view token) const;
+
+  std::map<std::string, Spec, std::less<>> specs_;
+  std::map<std::string, std::string, std::less<>> short_to_long_;
+  std::map<std::string, std::vector<std::string>, std::less<>> values_;
+  std::vector<std::string> positionals_;
+};
+
+}  // namespace cronledger::app

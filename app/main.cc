@@ -1,0 +1,40 @@
+// cronledger: an event-sourced Kubernetes CronJob controller with a replayable audit ledger.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "app/command.h"
+
+namespace {
+
+void PrintUsage(std::FILE* out) {
+  std::fprintf(out, "usage: cronledger <command> [flags]\n\ncommands:\n");
+  for (const auto& c : cronledger::app::Commands()) {
+    std::fprintf(out, "  %-10s %s\n", c.name.c_str(), c.summary.c_str());
+  }
+  std::fprintf(out, "\nRun `cronledger <command> --help` for a command's flags.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using cronledger::app::kExitUsage;
+  if (argc < 2) {
+    PrintUsage(stderr);
+    return kExitUsage;
+  }
+  const std::string name = argv[1];
+  if (name == "help" || name == "--help" || name == "-h") {
+    PrintUsage(stdout);
+    return 0;
+  }
+  for (const auto& c : cronledger::app::Commands()) {
+    if (c.name == name) {
+      std::vector<std::string> args(argv + 2, argv + argc);
+      return c.run(args, {stdin, stdout, stderr});
+    }
+  }
+  std::fprintf(stderr, "cronledger: unknown command \"%s\"\n\n", name.c_str());
+  PrintUsage(stderr);
+  return kExitUsage;
+}

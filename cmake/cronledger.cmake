@@ -1,0 +1,29 @@
+# Helpers shared by every folder's CMakeLists.txt.
+
+# Warnings are errors on our own targets only; third-party headers come in as SYSTEM includes.
+function(cronledger_warnings target)
+  target_compile_options(${target} PRIVATE
+    -Wall -Wextra -Wpedantic -Werror -Wshadow -Wnon-virtual-dtor -Woverloaded-virtual)
+endfunction()
+
+# cronledger_library(NAME SOURCES ... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...])
+# Includes are relative to the repository root ("model/status.h").
+function(cronledger_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${name} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  cronledger_warnings(${name})
+endfunction()
+
+# cronledger_test(NAME SOURCES ... DEPS ... [LABELS ...])
+# A GoogleTest executable registered with CTest; tests are discovered when ctest runs so that
+# building never executes test binaries.
+function(cronledger_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  cronledger_warnings(${name})
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
+    PROPERTIES LABELS "${ARG_LABELS}" ENVIRONMENT "CRONLEDGER_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+endfunction()

@@ -1,0 +1,96 @@
+#pragma once
+
+// The decision record (DESIGN.md §4): what the reconciler decided, why, and under which policy. It
+// is the unit of the audit stream (RocksDB decision log, Kafka payload) and of replay verification,
+// so its JSON encoding is canonical: EncodeDecision() output is byte-stable (keys sorted, absent
+// optionals omitted, times at nanosecond precision in UTC).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "model/json.h"
+#include "model/result.h"
+#include "model/time.h"
+
+namespace cronledger::model {
+
+enum class DecisionAction {
+  kScheduled,     // a fire time became due and was picked up by this pass
+  kSkipped,       // a fire time ends without a Job; `reason` says why (terminal)
+  kCreateJob,     // a Job for `scheduledTime` is to be created (terminal for that fire time)
+  kDeleteJob,     // history cleanup or Replace
+  kUpdateStatus,  // the CronJob status is written
+  kEvent,         // a Kubernetes Event is recorded on the CronJob
+  kRequeue,       // the CronJob is looked at again after `requeueAfter`
+};
+
+std::string_view DecisionActionName(DecisionAction a);
+Result<DecisionAction> ParseDecisionAction(std::string_view s);
+
+// Reasons for kSkipped (DESIGN.md §4). Kept as strings in the record; these are the known values.
+namespace skip_reason {
+inline constexpr std::string_view kTooLate = "TooLate";
+inline constexpr std::string_view kConcurrencyForbid = "ConcurrencyForbid";
+inline constexpr std::string_view kSuspended = "Suspended";
+inline constexpr std::string_view kSuperseded = "Superseded";
+inline constexpr std::string_view kTooManyMissed = "TooManyMissed";
+inline constexpr std::string_view kDeleting = "Deleting";
+inline constexpr std::string_view kInvalidSchedule = "InvalidSchedule";
+inline constexpr std::string_view kUnknownTimeZone = "UnknownTimeZone";
+inline constexpr std::string_view kAlreadyProcessed = "AlreadyProcessed";
+}  // namespace skip_reason
+
+struct CronJobRef {
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+  friend bool operator==(const CronJobRef&, const CronJobRef&) = default;
+};
+
+// The spec fields that decide scheduling, as they were when the decision was made.
+struct PolicySnapshot {
+  std::string schedule;
+  std::optional<std::string> time_zone;
+  std::string concurrency_policy;
+  std::optional<int64_t> starting_deadline_seconds;
+  bool suspend = false;
+  friend bool operator==(const PolicySnapshot&, const PolicySnapshot&) = default;
+};
+
+// What produced the decision: the tick (reconcile pass) and the last input folded into the view.
+struct DecisionCause {
+  uint64_t tick_seq = 0;
+  uint64_t input_seq = 0;
+  std::string trigger;  // e.g. "timer", "cronjob-update", "job-delete", "retry"
+  friend bool operator==(const DecisionCause&, const DecisionCause&) = default;
+};
+
+struct Decision {
+  uint64_t seq = 0;  // assigned by the ledger when committed; 0 before that
+  Time time;         // the tick's `now`
+  CronJobRef cron_job;
+  DecisionAction action = DecisionAction::kScheduled;
+  std::optional<Time> scheduled_time;
+  std::string reason;  // skip reason, or the Kubernetes event reason for kEvent
+  std::optional<std::string> job_name;
+  Json job_object;                        // createJob: the Job as requested; null otherwise
+  std::optional<std::string> event_type;  // kEvent: "Normal" | "Warning"
+  std::optional<std::string> message;     // kEvent message, or a human explanation
+  std::optional<Duration> requeue_after;  // kRequeue
+  Json status;                            // kUpdateStatus: the status written; null otherwise
+  DecisionCause cause;
+  PolicySnapshot policy;
+
+  friend bool operator==(const Decision&, const Decision&) = default;
+};
+
+Json EncodeDecision(const Decision& d);
+Result<Decision> DecodeDecision(const Json& j);
+// The canonical bytes of a decision (the input of the replay digest).
+std::string CanonicalDecisionBytes(const Decision& d);
+
+PolicySnapshot SnapshotPolicy(const struct CronJobSpec& spec);
+
+}  // namespace cronledger::model

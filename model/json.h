@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "model/result.h"
+#include "model/time.h"
+
+namespace cronledger::model {
+
+using Json = nlohmann::json;
+
+// Parses untrusted JSON text; never throws. The error names the byte offset.
+Result<Json> ParseJson(std::string_view text);
+
+// Compact serialization that never throws: invalid UTF-8 in strings is replaced (U+FFFD) rather
+// than aborting, so raw objects from the wire can always be written back out.
+std::string DumpJson(const Json& j);
+
+// Typed field readers over untrusted objects. Each returns InvalidArgument naming `path` when the
+// field is present with the wrong type; an absent field (or JSON null, which Kubernetes treats as
+// absent) yields std::nullopt / the default.
+Result<std::optional<std::string>> OptString(const Json& obj, std::string_view key,
+                                             std::string_view path);
+Result<std::optional<int64_t>> OptInt(const Json& obj, std::string_view key, std::string_view path);
+Result<std::optional<bool>> OptBool(const Json& obj, std::string_view key, std::string_view path);
+Result<std::optional<Time>> OptTime(const Json& obj, std::string_view key, std::string_view path);
+Result<std::map<std::string, std::string>> StringMap(const Json& obj, std::string_view key,
+                                                     std::string_view path);
+// The object at obj[key], or an empty object when absent/null; InvalidArgument if not an object.
+Result<Json> OptObject(const Json& obj, std::string_view key, std::string_view path);
+
+// Writers that follow Go's `omitempty`: absent optionals and empty maps erase the key.
+void PutOptString(Json* obj, std::string_view key, const std::optional<std::string>& v);
+void PutString(Json* obj, std::string_view key, const std::string& v);  // erased when empty
+void PutOptInt(Json* obj, std::string_view key, const std::optional<int64_t>& v);
+void PutOptBool(Json* obj, std::string_view key, const std::optional<bool>& v);
+void PutOptTime(Json* obj, std::string_view key, const std::optional<Time>& v);
+void PutStringMap(Json* obj, std::string_view key, const std::map<std::string, std::string>& m);
+
+}  // namespace cronledger::model

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs the Debian packages cronledger needs to build, test and run. Idempotent: packages already
+# present are not reinstalled, and `apt-get update` runs only when something is missing and the
+# package lists are older than a day (or absent).
+#
+# Usage: scripts/install-deps.sh [--dev]   (--dev adds the fuzzing, benchmark-peer and browser-test tools)
+set -euo pipefail
+
+runtime_and_build=(
+  build-essential cmake ninja-build ccache pkg-config git
+  librocksdb-dev librdkafka-dev libpoco-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libsimdjson-dev
+  tzdata zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev libbz2-dev
+  kcat clang-format
+)
+dev_extra=(
+  clang-14 libclang-rt-14-dev
+  golang-go golang-github-robfig-cron-dev
+)
+
+want=("${runtime_and_build[@]}")
+if [[ "${1:-}" == "--dev" ]]; then want+=("${dev_extra[@]}"); fi
+
+missing=()
+for p in "${want[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+lists=/var/lib/apt/lists
+if [[ -z "$(find "$lists" -maxdepth 1 -name '*_Packages*' -mmin -1440 2>/dev/null | head -n 1)" ]]; then
+  $SUDO apt-get update -q
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
