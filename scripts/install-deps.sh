@@ -11,7 +11,7 @@ runtime_and_build=(
   librocksdb-dev librdkafka-dev libpoco-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libsimdjson-dev
   tzdata zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev libbz2-dev
-  kcat clang-format
+  kcat clang-format libyaml-cpp-dev
 )
 dev_extra=(
   clang-14 libclang-rt-14-dev

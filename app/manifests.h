@@ -1,0 +1,33 @@
+#pragma once
+
+// Loads CronJob manifests the way `kubectl apply -f` accepts them: YAML or JSON, single or
+// multi-document files, `kind: List` documents, or a directory of such files (*.yaml, *.yml,
+// *.json, read in name order). Documents of other kinds are reported, not silently skipped.
+
+#include <string>
+#include <vector>
+
+#include "model/objects.h"
+#include "model/result.h"
+
+namespace cronledger::app {
+
+struct LoadedManifest {
+  model::CronJob cron_job;
+  std::string source;  // "path:document-index" for messages
+};
+
+struct ManifestLoadResult {
+  std::vector<LoadedManifest> cron_jobs;
+  std::vector<std::string> skipped;  // "path:doc: kind Foo is not a CronJob"
+};
+
+// Fails on unreadable paths, YAML/JSON syntax errors and CronJobs that do not decode (the error
+// names the file and document). Non-CronJob documents go to `skipped`.
+Result<ManifestLoadResult> LoadManifests(const std::vector<std::string>& paths);
+
+// Converts one YAML document's text to JSON with Kubernetes' scalar typing (plain true/false are
+// booleans, plain integers are numbers, quoted scalars stay strings). Exposed for tests.
+Result<std::vector<model::Json>> YamlDocumentsToJson(const std::string& text);
+
+}  // namespace cronledger::app

@@ -1,0 +1,153 @@
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "app/manifests.h"
+
+namespace cronledger::app {
+namespace {
+
+namespace fs = std::filesystem;
+using model::Json;
+
+Json ScalarToJson(const YAML::Node& node) {
+  const std::string& s = node.Scalar();
+  // Quoted scalars carry the non-specific tag "!"; only plain scalars are typed (YAML 1.2 core).
+  if (node.Tag() == "!") return s;
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  const bool numeric_start = (s[0] >= '0' && s[0] <= '9') || s[0] == '-' || s[0] == '+';
+  if (numeric_start) {
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(s.c_str(), &end, 10);
+    if (errno == 0 && end != nullptr && *end == '\0') return static_cast<int64_t>(v);
+    errno = 0;
+    const double d = std::strtod(s.c_str(), &end);
+    if (errno == 0 && end != nullptr && *end == '\0') return d;
+  }
+  return s;
+}
+
+Json NodeToJson(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return nullptr;
+    case YAML::NodeType::Scalar:
+      return ScalarToJson(node);
+    case YAML::NodeType::Sequence: {
+      Json arr = Json::array();
+      for (const auto& item : node) arr.push_back(NodeToJson(item));
+      return arr;
+    }
+    case YAML::NodeType::Map: {
+      Json obj = Json::object();
+      for (const auto& kv : node) obj[kv.first.as<std::string>()] = NodeToJson(kv.second);
+      return obj;
+    }
+  }
+  return nullptr;
+}
+
+Result<std::string> ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Status::IoError("cannot read " + path.string() + ": " + std::strerror(errno));
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Status AddDocument(const Json& doc, const std::string& source, ManifestLoadResult* out) {
+  if (doc.is_null()) return Status::Ok();  // an empty YAML document ("---" at the end)
+  if (!doc.is_object()) {
+    out->skipped.push_back(source + ": not an object");
+    return Status::Ok();
+  }
+  const std::string kind = doc.value("kind", "");
+  if (kind == "List" && doc.contains("items") && doc["items"].is_array()) {
+    for (size_t i = 0; i < doc["items"].size(); ++i) {
+      CL_RETURN_IF_ERROR(
+          AddDocument(doc["items"][i], source + ".items[" + std::to_string(i) + "]", out));
+    }
+    return Status::Ok();
+  }
+  if (kind != "CronJob") {
+    out->skipped.push_back(source + ": kind \"" + kind + "\" is not a CronJob");
+    return Status::Ok();
+  }
+  auto cj = model::DecodeCronJob(doc);
+  if (!cj.ok()) return cj.status().WithContext(source);
+  if (cj->metadata.name.empty())
+    return Status::InvalidArgument(source + ": metadata.name is empty");
+  if (cj->metadata.namespace_.empty()) cj->metadata.namespace_ = "default";
+  out->cron_jobs.push_back({std::move(cj).value(), source});
+  return Status::Ok();
+}
+
+Status LoadFile(const fs::path& path, ManifestLoadResult* out) {
+  CL_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  std::vector<Json> docs;
+  if (path.extension() == ".json") {
+    auto j = model::ParseJson(text);
+    if (!j.ok()) return j.status().WithContext(path.string());
+    docs.push_back(std::move(j).value());
+  } else {
+    auto parsed = YamlDocumentsToJson(text);
+    if (!parsed.ok()) return parsed.status().WithContext(path.string());
+    docs = std::move(parsed).value();
+  }
+  for (size_t i = 0; i < docs.size(); ++i) {
+    CL_RETURN_IF_ERROR(AddDocument(docs[i], path.string() + ":" + std::to_string(i), out));
+  }
+  return Status::Ok();
+}
+
+bool IsManifestFile(const fs::path& p) {
+  const std::string ext = p.extension().string();
+  return ext == ".yaml" || ext == ".yml" || ext == ".json";
+}
+
+}  // namespace
+
+Result<std::vector<Json>> YamlDocumentsToJson(const std::string& text) {
+  try {
+    std::vector<Json> docs;
+    for (const auto& node : YAML::LoadAll(text)) docs.push_back(NodeToJson(node));
+    return docs;
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(std::string("YAML: ") + e.what());
+  }
+}
+
+Result<ManifestLoadResult> LoadManifests(const std::vector<std::string>& paths) {
+  ManifestLoadResult out;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    const fs::path path(p);
+    if (fs::is_directory(path, ec)) {
+      std::vector<fs::path> files;
+      for (const auto& entry : fs::directory_iterator(path, ec)) {
+        if (entry.is_regular_file() && IsManifestFile(entry.path())) files.push_back(entry.path());
+      }
+      if (ec) return Status::IoError("cannot list " + p + ": " + ec.message());
+      std::sort(files.begin(), files.end());
+      for (const auto& f : files) CL_RETURN_IF_ERROR(LoadFile(f, &out));
+    } else if (fs::exists(path, ec)) {
+      CL_RETURN_IF_ERROR(LoadFile(path, &out));
+    } else {
+      return Status::NotFound("no such file or directory: " + p);
+    }
+  }
+  return out;
+}
+
+}  // namespace cronledger::app
