@@ -1,0 +1,113 @@
+#include "controller/work_queue.h"
+
+#include <gtest/gtest.h>
+
+namespace cronledger::controller {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+int64_t Ns(Duration d) { return d.count(); }
+
+class WorkQueueTest : public ::testing::Test {
+ protected:
+  ManualClock clock_{Time::FromUnix(1'700'000'000)};
+  WorkQueue queue_{clock_, RateLimiterOptions{}};
+};
+
+TEST_F(WorkQueueTest, DeduplicatesWaitingKeys) {
+  queue_.Add("ns/a");
+  queue_.Add("ns/b");
+  queue_.Add("ns/a");
+  EXPECT_EQ(queue_.ReadyLen(), 2u);
+  EXPECT_EQ(queue_.Get(), "ns/a");
+  EXPECT_EQ(queue_.Get(), "ns/b");
+  EXPECT_EQ(queue_.Get(), std::nullopt);
+}
+
+TEST_F(WorkQueueTest, KeyBeingProcessedIsNotHandedOutTwice) {
+  queue_.Add("ns/a");
+  ASSERT_EQ(queue_.Get(), "ns/a");
+  queue_.Add("ns/a");  // an event arrives while a worker holds the key
+  EXPECT_EQ(queue_.Get(), std::nullopt);
+  queue_.Done("ns/a");  // re-queued now
+  EXPECT_EQ(queue_.Get(), "ns/a");
+  queue_.Done("ns/a");
+  EXPECT_EQ(queue_.Get(), std::nullopt);
+}
+
+TEST_F(WorkQueueTest, AddAfterKeepsEarliestDueTime) {
+  queue_.AddAfter("ns/a", seconds(60));
+  queue_.AddAfter("ns/a", seconds(10));
+  queue_.AddAfter("ns/a", seconds(30));
+  EXPECT_EQ(queue_.DelayedLen(), 1u);
+  EXPECT_EQ(queue_.NextDueNanos(), clock_.NowNanos() + Ns(seconds(10)));
+  clock_.Advance(seconds(9));
+  EXPECT_EQ(queue_.Get(), std::nullopt);
+  clock_.Advance(seconds(1));
+  EXPECT_EQ(queue_.Get(), "ns/a");
+  queue_.Done("ns/a");
+  // The superseded 30 s and 60 s timers are dead: nothing fires later.
+  EXPECT_EQ(queue_.NextDueNanos(), std::nullopt);
+  clock_.Advance(seconds(100));
+  EXPECT_EQ(queue_.Get(), std::nullopt);
+}
+
+TEST_F(WorkQueueTest, TimersFireInDueOrderThenFifo) {
+  queue_.AddAfter("ns/late", seconds(5));
+  queue_.AddAfter("ns/x", seconds(1));
+  queue_.AddAfter("ns/y", seconds(1));
+  clock_.Advance(seconds(5));
+  EXPECT_EQ(queue_.Get(), "ns/x");
+  EXPECT_EQ(queue_.Get(), "ns/y");
+  EXPECT_EQ(queue_.Get(), "ns/late");
+}
+
+TEST_F(WorkQueueTest, RateLimitedBacksOffExponentiallyAndForgetResets) {
+  // 5 ms, 10 ms, 20 ms, 40 ms ... like client-go's default item limiter.
+  const int64_t expected_ms[] = {5, 10, 20, 40, 80};
+  for (int64_t want : expected_ms) {
+    const int64_t before = clock_.NowNanos();
+    queue_.AddRateLimited("ns/a");
+    EXPECT_EQ(*queue_.NextDueNanos() - before, Ns(milliseconds(want)));
+    clock_.Advance(milliseconds(want));
+    ASSERT_EQ(queue_.Get(), "ns/a");
+    queue_.Done("ns/a");
+  }
+  EXPECT_EQ(queue_.NumRequeues("ns/a"), 5);
+  queue_.Forget("ns/a");
+  EXPECT_EQ(queue_.NumRequeues("ns/a"), 0);
+  const int64_t before = clock_.NowNanos();
+  queue_.AddRateLimited("ns/a");
+  EXPECT_EQ(*queue_.NextDueNanos() - before, Ns(milliseconds(5)));
+}
+
+TEST_F(WorkQueueTest, BackOffIsCappedAtMaxDelay) {
+  for (int i = 0; i < 40; ++i) {
+    queue_.AddRateLimited("ns/a");
+    clock_.Advance(seconds(2000));
+    ASSERT_EQ(queue_.Get(), "ns/a");
+    queue_.Done("ns/a");
+  }
+  const int64_t before = clock_.NowNanos();
+  queue_.AddRateLimited("ns/a");
+  EXPECT_EQ(*queue_.NextDueNanos() - before, Ns(seconds(1000)));
+}
+
+TEST_F(WorkQueueTest, OverallBucketLimitsBurstsAcrossKeys) {
+  // 100 distinct keys fail at once: the first 100 are covered by the burst, the 101st waits for a
+  // token at 10 qps (100 ms).
+  for (int i = 0; i < 100; ++i) queue_.AddRateLimited("ns/k" + std::to_string(i));
+  const int64_t before = clock_.NowNanos();
+  queue_.AddRateLimited("ns/extra");
+  clock_.Advance(milliseconds(99));
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(queue_.Get().has_value());
+  EXPECT_EQ(queue_.Get(), std::nullopt);
+  clock_.Advance(milliseconds(1));
+  EXPECT_EQ(queue_.Get(), "ns/extra");
+  EXPECT_EQ(clock_.NowNanos() - before, Ns(milliseconds(100)));
+}
+
+}  // namespace
+}  // namespace cronledger::controller
