@@ -5,7 +5,7 @@
 #   bench/schedule/run.sh                              (standalone: configures and builds build-bench)
 #
 # Env: BENCH_MIN_TIME (seconds per sample, default 0.5), BENCH_SAMPLES (default 5; the median is
-# reported). Both programs run the workload in workload.txt; the script fails if their checksums
+# reported), BENCH_PER_SCHEDULE=1 (also a per-schedule table of Next rates). Both programs run the workload in workload.txt; the script fails if their checksums
 # (sum of the unix seconds of every Next result) or result counts differ, and on any build error.
 # The Go peer is built offline in a temporary directory from Debian's golang-github-robfig-cron-dev.
 set -euo pipefail
@@ -13,6 +13,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 min_time="${BENCH_MIN_TIME:-0.5}"
 samples="${BENCH_SAMPLES:-5}"
+per_schedule=()
+if [[ "${BENCH_PER_SCHEDULE:-0}" == 1 ]]; then per_schedule=(--per-schedule); fi
 
 if [[ -z "${BUILD_DIR:-}" ]]; then
   BUILD_DIR="$root/build-bench"
@@ -35,8 +37,10 @@ trap 'rm -rf "$tmp"' EXIT
 # passes UTC instants, and TZ=UTC makes Go's Local agree too).
 export TZ=UTC
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cpus; min-time ${min_time}s x ${samples} samples (median)"
-"$ours" --workload "$here/workload.txt" --min-time "$min_time" --samples "$samples" >"$tmp/ours.txt"
-"$tmp/peer" -workload "$here/workload.txt" -min-time "${min_time}s" -samples "$samples" >"$tmp/peer.txt"
+"$ours" --workload "$here/workload.txt" --min-time "$min_time" --samples "$samples" \
+  "${per_schedule[@]}" >"$tmp/ours.txt"
+"$tmp/peer" -workload "$here/workload.txt" -min-time "${min_time}s" -samples "$samples" \
+  ${per_schedule:+-per-schedule} >"$tmp/peer.txt"
 
 get() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
 status=0
@@ -72,4 +76,13 @@ row "ParseStandard (TZ=)" parse_tz_rate
 ratio="$(awk -v a="$(get "$tmp/ours.txt" next_rate)" -v b="$(get "$tmp/peer.txt" next_rate)" \
   'BEGIN { print (b > 0 && a / b >= 10) ? "met" : "NOT met" }')"
 echo "goal Next >= 10x robfig: $ratio"
+if [[ ${#per_schedule[@]} -gt 0 ]]; then
+  printf '\n%-44s %14s %14s %10s\n' "Next per schedule" "cronledger/s" "robfig/s" "ratio"
+  awk '$1 == "schedule" { sub(/^schedule /, ""); print }' "$here/workload.txt" >"$tmp/specs.txt"
+  awk 'FNR == 1 { f++ } f == 1 { spec[FNR - 1] = $0 } f == 2 && $1 == "sched_rate" { a[$2] = $3 }
+       f == 3 && $1 == "sched_rate" { b[$2] = $3 }
+       END { for (i = 0; i in spec; i++)
+               printf "%-44s %14.0f %14.0f %9.1fx\n", spec[i], a[i], b[i], (b[i] > 0 ? a[i] / b[i] : 0) }' \
+    "$tmp/specs.txt" "$tmp/ours.txt" "$tmp/peer.txt"
+fi
 exit $status

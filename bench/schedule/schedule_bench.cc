@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,7 @@ struct Options {
   double min_time_seconds = 0.5;
   int samples = 5;
   bool dump = false;
+  bool per_schedule = false;  // also measure each schedule's chains on their own
 };
 
 // What one round produces: Next calls, non-empty results and the sum of their unix seconds (the
@@ -40,8 +42,9 @@ struct Tally {
   friend bool operator==(const Tally&, const Tally&) = default;
 };
 
-Tally NextRound(const Workload& w, const std::vector<std::unique_ptr<Schedule>>& schedules,
-                bool dump) {
+using Schedules = std::span<const std::unique_ptr<Schedule>>;
+
+Tally NextRound(const Workload& w, Schedules schedules, bool dump) {
   Tally r;
   for (size_t i = 0; i < schedules.size(); ++i) {
     for (size_t j = 0; j < w.starts.size(); ++j) {
@@ -96,6 +99,16 @@ Rates Measure(const Options& opt, int64_t ops, const std::function<void()>& roun
   return {rates[rates.size() / 2], rates.back()};
 }
 
+// One line per schedule: "sched_rate <index> <median Next calls/s>" over that schedule's chains.
+void MeasurePerSchedule(const Options& opt, const Workload& w, Schedules schedules, int64_t* sink) {
+  for (size_t i = 0; i < schedules.size(); ++i) {
+    const Schedules one = schedules.subspan(i, 1);
+    const Tally check = NextRound(w, one, false);
+    Rates r = Measure(opt, check.calls, [&] { *sink += NextRound(w, one, false).sum; });
+    std::printf("sched_rate %zu %.0f\n", i, r.median);
+  }
+}
+
 void PrintRates(const char* name, const Rates& r) {
   std::printf("%s %.0f\n%s_best %.0f\n", name, r.median, name, r.best);
 }
@@ -117,9 +130,12 @@ Options ParseFlags(int argc, char** argv) {
       opt.samples = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--dump") {
       opt.dump = true;
+    } else if (arg == "--per-schedule") {
+      opt.per_schedule = true;
     } else {
       std::fprintf(stderr,
-                   "usage: schedule_bench --workload FILE [--min-time S] [--samples N] [--dump]\n");
+                   "usage: schedule_bench --workload FILE [--min-time S] [--samples N] [--dump] "
+                   "[--per-schedule]\n");
       std::exit(2);
     }
   }
@@ -171,6 +187,7 @@ int Run(const Options& opt) {
                                          [&] { sink += ParseRound(plain, **tzdb); }));
   PrintRates("parse_tz_rate", Measure(opt, static_cast<int64_t>(zoned.size()),
                                       [&] { sink += ParseRound(zoned, **tzdb); }));
+  if (opt.per_schedule) MeasurePerSchedule(opt, *w, schedules, &sink);
   std::fprintf(stderr, "schedule_bench: sink %lld\n", static_cast<long long>(sink));
   return 0;
 }

@@ -131,6 +131,7 @@ func main() {
 	minTime := flag.Duration("min-time", 500*time.Millisecond, "minimum duration of one sample")
 	samples := flag.Int("samples", 5, "samples per figure (the median is reported)")
 	dump := flag.Bool("dump", false, "print every Next result and exit")
+	perSchedule := flag.Bool("per-schedule", false, "also measure each schedule's chains on their own")
 	flag.Parse()
 
 	w, err := loadWorkload(*path)
@@ -176,5 +177,14 @@ func main() {
 	fmt.Printf("parse_plain_rate %.0f\nparse_plain_rate_best %.0f\n", med, best)
 	med, best = measure(*samples, *minTime, int64(len(zoned)), func() { sink += parseRound(zoned) })
 	fmt.Printf("parse_tz_rate %.0f\nparse_tz_rate_best %.0f\n", med, best)
+	if *perSchedule {
+		// One line per schedule: "sched_rate <index> <median Next calls/s>".
+		for i := range scheds {
+			one := scheds[i : i+1]
+			c := nextRound(w, one, false)
+			med, _ := measure(*samples, *minTime, c.calls, func() { sink += nextRound(w, one, false).sum })
+			fmt.Printf("sched_rate %d %.0f\n", i, med)
+		}
+	}
 	fmt.Fprintln(os.Stderr, "peer: sink", sink)
 }
