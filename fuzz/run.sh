@@ -68,7 +68,7 @@ for t in "${targets[@]}"; do
   "$bin" -max_total_time="$per" -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$artifacts/" $(dict_for "$t") \
     "$work" "$root/fuzz/corpus/$t" >"$build/fuzz-logs/$t.log" 2>&1 || rc=$?
-  grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)' \
+  grep -E '^(#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|stat::peak_rss_mb)' \
     "$build/fuzz-logs/$t.log" | sed 's/^/   /' || true
   if [[ $rc -ne 0 ]]; then
     echo "FAIL $t (exit $rc): see $build/fuzz-logs/$t.log; inputs in $artifacts/" >&2
