@@ -1,0 +1,369 @@
+#include "model/inputs.h"
+
+#include <array>
+#include <type_traits>
+#include <utility>
+
+namespace cronledger::model {
+namespace {
+
+constexpr std::array<std::pair<WatchEventType, std::string_view>, 4> kEventTypes = {{
+    {WatchEventType::kAdded, "ADDED"},
+    {WatchEventType::kModified, "MODIFIED"},
+    {WatchEventType::kDeleted, "DELETED"},
+    {WatchEventType::kBookmark, "BOOKMARK"},
+}};
+
+Status Truncated(std::string_view what) {
+  return Status::Corruption(std::string(what) + ": truncated or malformed record");
+}
+
+void EncodeWatchEvent(const WatchEvent& e, RecordWriter* w) {
+  w->Byte(static_cast<uint8_t>(e.type));
+  w->Byte(static_cast<uint8_t>(e.kind));
+  w->Bytes(e.api_version);
+  w->Bytes(e.namespace_);
+  w->Bytes(e.name);
+  w->Bytes(e.uid);
+  w->Bytes(e.resource_version);
+  w->Bytes(e.owner_name);
+  w->Bytes(e.owner_uid);
+  w->Bytes(e.raw);
+}
+
+Result<Input> DecodeWatchEventV1(RecordReader* r) {
+  WatchEvent e;
+  uint8_t type = 0;
+  uint8_t kind = 0;
+  if (!r->Byte(&type) || !r->Byte(&kind)) return Truncated("watch event");
+  if (type < 1 || type > 4) return Status::Corruption("watch event: unknown event type");
+  if (kind < 1 || kind > 2) return Status::Corruption("watch event: unknown object kind");
+  e.type = static_cast<WatchEventType>(type);
+  e.kind = static_cast<ObjectKind>(kind);
+  if (!r->String(&e.api_version) || !r->String(&e.namespace_) || !r->String(&e.name) ||
+      !r->String(&e.uid) || !r->String(&e.resource_version) || !r->String(&e.owner_name) ||
+      !r->String(&e.owner_uid) || !r->String(&e.raw)) {
+    return Truncated("watch event");
+  }
+  return Input(std::move(e));
+}
+
+Result<Input> DecodeTickV1(RecordReader* r) {
+  Tick t;
+  if (!r->Time(&t.now) || !r->String(&t.namespace_) || !r->String(&t.name) ||
+      !r->String(&t.trigger)) {
+    return Truncated("tick");
+  }
+  return Input(std::move(t));
+}
+
+Result<Input> DecodeActionOutcomeV1(RecordReader* r) {
+  ActionOutcome a;
+  uint8_t kind = 0;
+  if (!r->Time(&a.time) || !r->Varint(&a.decision_seq) || !r->String(&a.verb) || !r->Byte(&kind) ||
+      !r->String(&a.namespace_) || !r->String(&a.name) || !r->String(&a.result) ||
+      !r->String(&a.payload)) {
+    return Truncated("action outcome");
+  }
+  if (kind < 1 || kind > 2) return Status::Corruption("action outcome: unknown object kind");
+  a.kind = static_cast<ObjectKind>(kind);
+  return Input(std::move(a));
+}
+
+Result<Input> DecodeConfigChangeV1(RecordReader* r) {
+  ConfigChange c;
+  if (!r->Time(&c.time) || !r->String(&c.key) || !r->String(&c.value)) {
+    return Truncated("config change");
+  }
+  return Input(std::move(c));
+}
+
+// Decision flags: which optional members are present.
+enum DecisionFlag : uint64_t {
+  kHasScheduledTime = 1 << 0,
+  kHasJobName = 1 << 1,
+  kHasJobObject = 1 << 2,
+  kHasEventType = 1 << 3,
+  kHasMessage = 1 << 4,
+  kHasRequeueAfter = 1 << 5,
+  kHasStatus = 1 << 6,
+  kHasTimeZone = 1 << 7,
+  kHasStartingDeadline = 1 << 8,
+  kSuspend = 1 << 9,
+  kHasRangeEnd = 1 << 10,  // appended last, so records without it keep their v1 layout
+};
+
+void PutJson(const Json& j, RecordWriter* w) {
+  std::vector<uint8_t> cbor = Json::to_cbor(j);
+  w->Bytes(std::string_view(reinterpret_cast<const char*>(cbor.data()), cbor.size()));
+}
+
+bool GetJson(RecordReader* r, Json* out) {
+  std::string_view bytes;
+  if (!r->Bytes(&bytes)) return false;
+  Json j = Json::from_cbor(bytes.begin(), bytes.end(), /*strict=*/true, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return false;
+  *out = std::move(j);
+  return true;
+}
+
+}  // namespace
+
+void RecordWriter::Varint(uint64_t v) {
+  while (v >= 0x80) {
+    out_->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out_->push_back(static_cast<char>(v));
+}
+
+void RecordWriter::Bytes(std::string_view s) {
+  Varint(s.size());
+  out_->append(s);
+}
+
+void RecordWriter::Time(cronledger::Time t) {
+  Signed(t.unix_seconds());
+  Varint(static_cast<uint64_t>(t.nanos()));
+}
+
+bool RecordReader::Byte(uint8_t* b) {
+  if (!ok_ || in_.empty()) return Fail();
+  *b = static_cast<uint8_t>(in_[0]);
+  in_.remove_prefix(1);
+  return true;
+}
+
+bool RecordReader::Varint(uint64_t* v) {
+  uint64_t result = 0;
+  for (int shift = 0; shift <= 63; shift += 7) {
+    if (!ok_ || in_.empty()) return Fail();
+    const auto byte = static_cast<uint8_t>(in_[0]);
+    in_.remove_prefix(1);
+    if (shift == 63 && byte > 1) return Fail();  // would overflow 64 bits
+    result |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) {
+      *v = result;
+      return true;
+    }
+  }
+  return Fail();
+}
+
+bool RecordReader::Signed(int64_t* v) {
+  uint64_t u = 0;
+  if (!Varint(&u)) return false;
+  *v = static_cast<int64_t>((u >> 1) ^ (~(u & 1) + 1));
+  return true;
+}
+
+bool RecordReader::Bytes(std::string_view* s) {
+  uint64_t n = 0;
+  if (!Varint(&n)) return false;
+  if (n > in_.size()) return Fail();
+  *s = in_.substr(0, n);
+  in_.remove_prefix(n);
+  return true;
+}
+
+bool RecordReader::String(std::string* s) {
+  std::string_view v;
+  if (!Bytes(&v)) return false;
+  s->assign(v);
+  return true;
+}
+
+bool RecordReader::Time(cronledger::Time* t) {
+  int64_t sec = 0;
+  uint64_t nanos = 0;
+  if (!Signed(&sec) || !Varint(&nanos)) return false;
+  if (nanos >= 1000000000) return Fail();
+  *t = cronledger::Time::FromUnix(sec, static_cast<int32_t>(nanos));
+  return true;
+}
+
+std::string_view WatchEventTypeName(WatchEventType t) {
+  for (const auto& [type, name] : kEventTypes) {
+    if (type == t) return name;
+  }
+  return "UNKNOWN";
+}
+
+Result<WatchEventType> ParseWatchEventType(std::string_view s) {
+  for (const auto& [type, name] : kEventTypes) {
+    if (name == s) return type;
+  }
+  return Status::InvalidArgument("unknown watch event type \"" + std::string(s) + "\"");
+}
+
+std::string_view ObjectKindName(ObjectKind k) {
+  return k == ObjectKind::kCronJob ? "CronJob" : "Job";
+}
+
+Result<ObjectKind> ParseObjectKind(std::string_view s) {
+  if (s == "CronJob") return ObjectKind::kCronJob;
+  if (s == "Job") return ObjectKind::kJob;
+  return Status::InvalidArgument("unknown kind \"" + std::string(s) + "\"");
+}
+
+RecordType InputRecordType(const Input& in) { return static_cast<RecordType>(in.index() + 1); }
+
+void EncodeInput(const Input& in, std::string* out) {
+  RecordWriter w(out);
+  w.Byte(kInputFormatV1);
+  w.Byte(static_cast<uint8_t>(InputRecordType(in)));
+  std::visit(
+      [&w](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, WatchEvent>) {
+          EncodeWatchEvent(v, &w);
+        } else if constexpr (std::is_same_v<T, Tick>) {
+          w.Time(v.now);
+          w.Bytes(v.namespace_);
+          w.Bytes(v.name);
+          w.Bytes(v.trigger);
+        } else if constexpr (std::is_same_v<T, ActionOutcome>) {
+          w.Time(v.time);
+          w.Varint(v.decision_seq);
+          w.Bytes(v.verb);
+          w.Byte(static_cast<uint8_t>(v.kind));
+          w.Bytes(v.namespace_);
+          w.Bytes(v.name);
+          w.Bytes(v.result);
+          w.Bytes(v.payload);
+        } else {
+          w.Time(v.time);
+          w.Bytes(v.key);
+          w.Bytes(v.value);
+        }
+      },
+      in);
+}
+
+std::string EncodeInput(const Input& in) {
+  std::string out;
+  EncodeInput(in, &out);
+  return out;
+}
+
+Result<Input> DecodeInput(std::string_view bytes) {
+  RecordReader r(bytes);
+  uint8_t version = 0;
+  uint8_t type = 0;
+  if (!r.Byte(&version) || !r.Byte(&type)) return Truncated("input");
+  if (version != kInputFormatV1) {
+    return Status::Corruption("input: unsupported format version " + std::to_string(version));
+  }
+  Result<Input> in = Status::Corruption("input: unknown record type " + std::to_string(type));
+  switch (static_cast<RecordType>(type)) {
+    case RecordType::kWatchEvent:
+      in = DecodeWatchEventV1(&r);
+      break;
+    case RecordType::kTick:
+      in = DecodeTickV1(&r);
+      break;
+    case RecordType::kActionOutcome:
+      in = DecodeActionOutcomeV1(&r);
+      break;
+    case RecordType::kConfigChange:
+      in = DecodeConfigChangeV1(&r);
+      break;
+    case RecordType::kDecision:
+      break;
+  }
+  if (in.ok() && !r.done()) return Status::Corruption("input: trailing bytes");
+  return in;
+}
+
+void EncodeDecisionRecord(const Decision& d, std::string* out) {
+  RecordWriter w(out);
+  w.Byte(kInputFormatV1);
+  w.Byte(static_cast<uint8_t>(RecordType::kDecision));
+  uint64_t flags = 0;
+  if (d.scheduled_time) flags |= kHasScheduledTime;
+  if (d.job_name) flags |= kHasJobName;
+  if (!d.job_object.is_null()) flags |= kHasJobObject;
+  if (d.event_type) flags |= kHasEventType;
+  if (d.message) flags |= kHasMessage;
+  if (d.requeue_after) flags |= kHasRequeueAfter;
+  if (!d.status.is_null()) flags |= kHasStatus;
+  if (d.policy.time_zone) flags |= kHasTimeZone;
+  if (d.policy.starting_deadline_seconds) flags |= kHasStartingDeadline;
+  if (d.policy.suspend) flags |= kSuspend;
+  if (d.range_end) flags |= kHasRangeEnd;
+  w.Varint(flags);
+  w.Varint(d.seq);
+  w.Time(d.time);
+  w.Bytes(d.cron_job.namespace_);
+  w.Bytes(d.cron_job.name);
+  w.Bytes(d.cron_job.uid);
+  w.Byte(static_cast<uint8_t>(d.action));
+  if (d.scheduled_time) w.Time(*d.scheduled_time);
+  w.Bytes(d.reason);
+  if (d.job_name) w.Bytes(*d.job_name);
+  if (!d.job_object.is_null()) PutJson(d.job_object, &w);
+  if (d.event_type) w.Bytes(*d.event_type);
+  if (d.message) w.Bytes(*d.message);
+  if (d.requeue_after) w.Signed(d.requeue_after->count());
+  if (!d.status.is_null()) PutJson(d.status, &w);
+  w.Varint(d.cause.tick_seq);
+  w.Varint(d.cause.input_seq);
+  w.Bytes(d.cause.trigger);
+  w.Bytes(d.policy.schedule);
+  if (d.policy.time_zone) w.Bytes(*d.policy.time_zone);
+  w.Bytes(d.policy.concurrency_policy);
+  if (d.policy.starting_deadline_seconds) w.Signed(*d.policy.starting_deadline_seconds);
+  if (d.range_end) w.Time(*d.range_end);
+}
+
+std::string EncodeDecisionRecord(const Decision& d) {
+  std::string out;
+  EncodeDecisionRecord(d, &out);
+  return out;
+}
+
+Result<Decision> DecodeDecisionRecord(std::string_view bytes) {
+  RecordReader r(bytes);
+  uint8_t version = 0;
+  uint8_t type = 0;
+  uint64_t flags = 0;
+  uint8_t action = 0;
+  Decision d;
+  if (!r.Byte(&version) || !r.Byte(&type)) return Truncated("decision");
+  if (version != kInputFormatV1) {
+    return Status::Corruption("decision: unsupported format version " + std::to_string(version));
+  }
+  if (type != static_cast<uint8_t>(RecordType::kDecision)) {
+    return Status::Corruption("decision: wrong record type " + std::to_string(type));
+  }
+  bool ok = r.Varint(&flags) && r.Varint(&d.seq) && r.Time(&d.time) &&
+            r.String(&d.cron_job.namespace_) && r.String(&d.cron_job.name) &&
+            r.String(&d.cron_job.uid) && r.Byte(&action);
+  if (ok && (flags & kHasScheduledTime)) ok = r.Time(&d.scheduled_time.emplace());
+  ok = ok && r.String(&d.reason);
+  if (ok && (flags & kHasJobName)) ok = r.String(&d.job_name.emplace());
+  if (ok && (flags & kHasJobObject)) ok = GetJson(&r, &d.job_object);
+  if (ok && (flags & kHasEventType)) ok = r.String(&d.event_type.emplace());
+  if (ok && (flags & kHasMessage)) ok = r.String(&d.message.emplace());
+  int64_t n = 0;
+  if (ok && (flags & kHasRequeueAfter) && (ok = r.Signed(&n))) d.requeue_after = Duration(n);
+  if (ok && (flags & kHasStatus)) ok = GetJson(&r, &d.status);
+  ok = ok && r.Varint(&d.cause.tick_seq) && r.Varint(&d.cause.input_seq) &&
+       r.String(&d.cause.trigger) && r.String(&d.policy.schedule);
+  if (ok && (flags & kHasTimeZone)) ok = r.String(&d.policy.time_zone.emplace());
+  ok = ok && r.String(&d.policy.concurrency_policy);
+  if (ok && (flags & kHasStartingDeadline) && (ok = r.Signed(&n))) {
+    d.policy.starting_deadline_seconds = n;
+  }
+  if (ok && (flags & kHasRangeEnd)) ok = r.Time(&d.range_end.emplace());
+  if (!ok) return Truncated("decision");
+  if (!r.done()) return Status::Corruption("decision: trailing bytes");
+  if (action > static_cast<uint8_t>(DecisionAction::kRequeue)) {
+    return Status::Corruption("decision: unknown action " + std::to_string(action));
+  }
+  d.action = static_cast<DecisionAction>(action);
+  d.policy.suspend = (flags & kSuspend) != 0;
+  return d;
+}
+
+}  // namespace cronledger::model

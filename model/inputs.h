@@ -1,0 +1,147 @@
+#pragma once
+
+// The inputs of the ledger (DESIGN.md §1 rule 1) and the compact, versioned binary encoding of
+// every log record: watch events, ticks, action outcomes, config changes (the input log) and
+// decisions (the decision log).
+//
+// Encoding: byte 0 is the format version (kInputFormatV1), byte 1 the record type, then the
+// fields as LEB128 varints (zigzag for signed), length-prefixed byte strings, and times as
+// zigzag(seconds) + varint(nanos). A decoder accepts every version it has ever written; a new
+// version gets a new number and the old decode path stays (the v1 fixture test pins it).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "model/decision.h"
+#include "model/result.h"
+#include "model/time.h"
+
+namespace cronledger::model {
+
+inline constexpr uint8_t kInputFormatV1 = 1;
+
+enum class WatchEventType : uint8_t {
+  kAdded = 1,
+  kModified = 2,
+  kDeleted = 3,
+  kBookmark = 4,
+};
+std::string_view WatchEventTypeName(WatchEventType t);  // "ADDED", ...
+Result<WatchEventType> ParseWatchEventType(std::string_view s);
+
+enum class ObjectKind : uint8_t {
+  kCronJob = 1,
+  kJob = 2,
+};
+std::string_view ObjectKindName(ObjectKind k);  // "CronJob" | "Job"
+Result<ObjectKind> ParseObjectKind(std::string_view s);
+
+// A Kubernetes watch event, normalized: the identity the view needs plus the raw object bytes as
+// received (the JSON of `object`). Bare objects from list output are recorded as kAdded.
+struct WatchEvent {
+  WatchEventType type = WatchEventType::kAdded;
+  ObjectKind kind = ObjectKind::kCronJob;
+  std::string api_version;
+  std::string namespace_;
+  std::string name;  // empty for bookmarks
+  std::string uid;   // empty for bookmarks
+  std::string resource_version;
+  std::string owner_name;  // the controller owner reference (Jobs), empty when none
+  std::string owner_uid;
+  std::string raw;  // the object's JSON bytes; the store keeps them apart, compressed
+  friend bool operator==(const WatchEvent&, const WatchEvent&) = default;
+};
+
+// One reconcile pass of one CronJob: the `now` it ran at and why it ran.
+struct Tick {
+  Time now;
+  std::string namespace_;
+  std::string name;
+  std::string trigger;  // "timer", "cronjob-update", "job-delete", "retry", ...
+  friend bool operator==(const Tick&, const Tick&) = default;
+};
+
+// The result of an action the actuator performed for a committed decision.
+struct ActionOutcome {
+  Time time;
+  uint64_t decision_seq = 0;
+  std::string verb;  // "create" | "delete" | "updateStatus" | "get" | "event"
+  ObjectKind kind = ObjectKind::kJob;
+  std::string namespace_;
+  std::string name;
+  std::string result;   // "OK" or a Kubernetes status reason: "AlreadyExists", "NotFound", ...
+  std::string payload;  // JSON text (the object the API returned, or the error status); may be ""
+  friend bool operator==(const ActionOutcome&, const ActionOutcome&) = default;
+};
+
+// A decision-relevant configuration value taking effect (e.g. "historyCleanup" = "false").
+struct ConfigChange {
+  Time time;
+  std::string key;
+  std::string value;
+  friend bool operator==(const ConfigChange&, const ConfigChange&) = default;
+};
+
+using Input = std::variant<WatchEvent, Tick, ActionOutcome, ConfigChange>;
+
+// The record type byte (byte 1 of an encoded record).
+enum class RecordType : uint8_t {
+  kWatchEvent = 1,
+  kTick = 2,
+  kActionOutcome = 3,
+  kConfigChange = 4,
+  kDecision = 16,
+};
+RecordType InputRecordType(const Input& in);
+
+// Appends the encoding of `in` to `out`.
+void EncodeInput(const Input& in, std::string* out);
+std::string EncodeInput(const Input& in);
+// Corruption on truncated, trailing or unknown bytes; never throws or aborts.
+Result<Input> DecodeInput(std::string_view bytes);
+
+// Decision log records. Json members (job object, status) are stored as CBOR.
+void EncodeDecisionRecord(const Decision& d, std::string* out);
+std::string EncodeDecisionRecord(const Decision& d);
+Result<Decision> DecodeDecisionRecord(std::string_view bytes);
+
+// The primitives of the encoding, shared with the store's own records (view entries, quarantine).
+class RecordWriter {
+ public:
+  explicit RecordWriter(std::string* out) : out_(out) {}
+  void Byte(uint8_t b) { out_->push_back(static_cast<char>(b)); }
+  void Varint(uint64_t v);
+  void Signed(int64_t v) {
+    Varint((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
+  }
+  void Bytes(std::string_view s);
+  void Time(cronledger::Time t);
+
+ private:
+  std::string* out_;
+};
+
+// Reads what RecordWriter wrote. Every getter fails (returns false) on truncated input and leaves
+// the reader failed; check ok() or the return value.
+class RecordReader {
+ public:
+  explicit RecordReader(std::string_view in) : in_(in) {}
+  bool Byte(uint8_t* b);
+  bool Varint(uint64_t* v);
+  bool Signed(int64_t* v);
+  bool Bytes(std::string_view* s);
+  bool String(std::string* s);
+  bool Time(cronledger::Time* t);
+  bool ok() const { return ok_; }
+  bool done() const { return in_.empty(); }
+  std::string_view rest() const { return in_; }
+
+ private:
+  bool Fail() { return ok_ = false; }
+  std::string_view in_;
+  bool ok_ = true;
+};
+
+}  // namespace cronledger::model

@@ -1,0 +1,229 @@
+#pragma once
+
+// The ledger (DESIGN.md §1 rules 1, 3, 5): a durable input log, the materialized view folded from
+// it, the decision log with its audit indexes, a quarantine and meta data, in one RocksDB. The
+// layout is documented in docs/ledger.md. No RocksDB type appears here (pimpl).
+//
+// Thread safety: every method may be called from any thread. Commit() is group-committed:
+// concurrent callers are written by one leader in one WriteBatch and share one fsync.
+// Lifetime: a Ledger owns its database; all iterators and snapshots are internal to calls and
+// released before they return, so destroying the Ledger is always safe once no call is running.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/decision.h"
+#include "model/inputs.h"
+#include "model/objects.h"
+#include "model/result.h"
+#include "model/time.h"
+#include "store/view.h"
+
+namespace cronledger::store {
+
+// When a committed unit of work reaches the disk (fsync of the write-ahead log).
+enum class SyncMode {
+  kAlways,  // Commit() returns after the fsync that covers it (shared by a commit group)
+  kBatch,   // Commit() returns after the write; an fsync follows within sync_window or
+            // sync_max_records, whichever comes first. A process crash loses nothing; a machine
+            // crash loses at most that window.
+  kNone,    // no explicit fsync: the OS writes back when it likes (tests, throwaway ledgers)
+};
+Result<SyncMode> ParseSyncMode(std::string_view s);  // "always" | "batch" | "none"
+std::string_view SyncModeName(SyncMode m);
+
+// A wall-clock source, injected so tests control record times (retention is by age).
+class WallClock {
+ public:
+  virtual ~WallClock() = default;
+  virtual Time Now() const = 0;
+};
+// The system clock (the default when LedgerOptions::clock is null).
+const WallClock& SystemWallClock();
+
+struct LedgerOptions {
+  // The RocksDB directory; created when missing. Required.
+  std::string path;
+  // Default: SyncMode::kBatch.
+  SyncMode sync = SyncMode::kBatch;
+  // kBatch: the longest time a committed unit stays without fsync. Default: 2 ms.
+  Duration sync_window = std::chrono::milliseconds(2);
+  // kBatch: fsync as soon as this many records (inputs + decisions) are unsynced. Default: 4096.
+  uint64_t sync_max_records = 4096;
+  // Commit groups stop growing at this many bytes of WriteBatch. Default: 8 MiB.
+  size_t max_group_bytes = 8u << 20;
+  // Stamps every appended record (its age for retention). Default: null = the system clock. Must
+  // outlive the Ledger.
+  const WallClock* clock = nullptr;
+  // Create the database when it does not exist. Default: true.
+  bool create_if_missing = true;
+  // Test hook: called by a commit leader after it formed its group and before it writes it. Lets
+  // a test hold the leader while followers queue up. Default: empty.
+  std::function<void()> before_group_write;
+};
+
+// Where a source has been read up to; committed in the same batch as the inputs it covers.
+struct SourcePosition {
+  std::string source;    // e.g. "file:/abs/path", "stdin", "kafka:topic/partition"
+  std::string position;  // opaque to the ledger, e.g. "offset=123 line=4 hash=..."
+  friend bool operator==(const SourcePosition&, const SourcePosition&) = default;
+};
+
+// A rejected input (rule 5): kept with the reason, where it came from, and its raw bytes.
+struct QuarantineEntry {
+  uint64_t id = 0;  // assigned at commit, increasing
+  Time recorded_at;
+  std::string reason;
+  std::string source;  // e.g. "events.jsonl:17" or "topic/3/1200"
+  std::string raw;
+  friend bool operator==(const QuarantineEntry&, const QuarantineEntry&) = default;
+};
+
+// Everything one unit of work appends, committed atomically in one WriteBatch.
+struct UnitOfWork {
+  // Appended to the input log in order; watch events are folded into the view.
+  std::vector<model::Input> inputs;
+  // Appended to the decision log in order (seq assigned). A decision whose cause.tick_seq is 0 gets
+  // the seq of the last Tick in `inputs`, and then a zero cause.input_seq gets tick_seq - 1.
+  std::vector<model::Decision> decisions;
+  std::vector<QuarantineEntry> quarantine;
+  // Per-CronJob controller state blobs ("ns/name" -> bytes); an empty optional deletes.
+  std::vector<std::pair<std::string, std::optional<std::string>>> controller_state;
+  std::vector<SourcePosition> positions;
+};
+
+struct CommitResult {
+  uint64_t first_input_seq = 0;  // 0 when the unit had no inputs
+  uint64_t last_input_seq = 0;
+  uint64_t first_decision_seq = 0;
+  uint64_t last_decision_seq = 0;
+};
+
+// One record of the input log.
+struct LogRecord {
+  uint64_t seq = 0;
+  Time recorded_at;
+  model::Input input;       // WatchEvent::raw is filled only when scanning with_raw
+  bool raw_pruned = false;  // retention removed the raw bytes of this watch event
+};
+
+struct LedgerMeta {
+  int schema_version = 0;
+  uint64_t last_input_seq = 0;  // also the last seq folded into the view
+  uint64_t last_decision_seq = 0;
+  uint64_t quarantine_count = 0;
+};
+
+struct CommitStats {
+  uint64_t units = 0;   // Commit() calls that succeeded
+  uint64_t groups = 0;  // WriteBatches written (one per leader turn)
+  uint64_t syncs = 0;   // fsyncs issued (synced writes + SyncWAL)
+  size_t queued = 0;    // units waiting or being written right now
+};
+
+// One CronJob with its Jobs, read from one consistent snapshot (what decide() takes).
+struct CronJobView {
+  ObjectEntry cron_job_entry;
+  model::CronJob cron_job;
+  std::vector<model::Job> jobs;  // Jobs whose controller owner is this CronJob's name, by name
+  uint64_t last_input_seq = 0;   // the view reflects the log up to here
+};
+
+struct RetentionOptions {
+  // Watch events older than this lose their raw bytes (the normalized record stays). Zero keeps
+  // them forever. Default: 0 (an audit store keeps everything).
+  Duration raw_max_age{0};
+  // Input records older than this are deleted. Zero keeps them forever. Default: 0.
+  Duration log_max_age{0};
+};
+
+struct RetentionReport {
+  uint64_t raw_deleted = 0;
+  uint64_t inputs_deleted = 0;
+  uint64_t pinned = 0;  // old records kept because the view still points at them
+};
+
+// One difference between the stored view and a rebuild from the log.
+struct ViewDifference {
+  std::string key;      // readable key, e.g. "cronjob prod/backup"
+  std::string stored;   // readable stored value, "" when missing
+  std::string rebuilt;  // readable rebuilt value, "" when missing
+};
+
+struct RebuildReport {
+  uint64_t records_folded = 0;
+  uint64_t view_entries = 0;
+  std::vector<ViewDifference> differences;  // empty: the view equals the rebuild
+  bool repaired = false;
+};
+
+class Ledger {
+ public:
+  virtual ~Ledger() = default;
+
+  // Opens (or creates) a RocksDB ledger. InvalidArgument for a bad path, FailedPrecondition for a
+  // schema version this build cannot read, IoError when RocksDB fails (e.g. the lock is held).
+  static Result<std::unique_ptr<Ledger>> Open(const LedgerOptions& options);
+
+  // Appends a unit of work atomically and folds its watch events into the view. Returns when the
+  // unit is written (and, with SyncMode::kAlways, fsynced). Either all of it is visible or none.
+  virtual Result<CommitResult> Commit(UnitOfWork unit) = 0;
+
+  // --- the view ---
+  // NotFound when absent.
+  virtual Result<model::CronJob> GetCronJob(std::string_view ns, std::string_view name) = 0;
+  virtual Result<ViewObject> GetObject(model::ObjectKind kind, std::string_view ns,
+                                       std::string_view name) = 0;
+  // Jobs whose controller owner reference names `owner` in `ns`, ordered by name.
+  virtual Result<std::vector<model::Job>> ListJobsByOwner(std::string_view ns,
+                                                          std::string_view owner) = 0;
+  virtual Result<std::vector<ObjectEntry>> ListCronJobEntries() = 0;
+  virtual Result<std::vector<model::CronJob>> ListCronJobs() = 0;
+  // A CronJob and its Jobs from one snapshot. NotFound when the CronJob is absent.
+  virtual Result<CronJobView> ReadCronJobView(std::string_view ns, std::string_view name) = 0;
+  // The last resourceVersion seen for a resource ("batch/v1/CronJob"); NotFound when none.
+  virtual Result<std::string> GetResourceVersion(std::string_view resource) = 0;
+  // The controller state blob of a CronJob ("ns/name"); NotFound when none.
+  virtual Result<std::string> GetControllerState(std::string_view key) = 0;
+
+  // --- logs ---
+  // Calls fn for input records with seq >= from_seq in order until fn returns false.
+  virtual Status ScanInputs(uint64_t from_seq, bool with_raw,
+                            const std::function<bool(const LogRecord&)>& fn) = 0;
+  virtual Status ScanDecisions(uint64_t from_seq,
+                               const std::function<bool(const model::Decision&)>& fn) = 0;
+  // Index scans over decision time in [from, to), oldest first, at most `limit` (0 = no limit).
+  virtual Result<std::vector<model::Decision>> DecisionsByCronJob(std::string_view ns,
+                                                                  std::string_view name, Time from,
+                                                                  Time to, size_t limit) = 0;
+  // `action` and/or `reason` (empty = any); both empty scans the time index.
+  virtual Result<std::vector<model::Decision>> DecisionsByActionReason(
+      std::optional<model::DecisionAction> action, std::string_view reason, Time from, Time to,
+      size_t limit) = 0;
+  // Quarantined entries with id >= from_id, at most `limit` (0 = no limit).
+  virtual Result<std::vector<QuarantineEntry>> ListQuarantine(uint64_t from_id, size_t limit) = 0;
+
+  // --- meta ---
+  virtual Result<LedgerMeta> Meta() = 0;
+  // NotFound when the source never committed a position.
+  virtual Result<std::string> GetSourcePosition(std::string_view source) = 0;
+  virtual CommitStats Stats() const = 0;
+
+  // --- maintenance ---
+  // Folds the whole input log into a scratch column family with the live fold, compares it with
+  // the stored view, and with `repair` replaces the view by the rebuild. Commits are blocked while
+  // it runs.
+  virtual Result<RebuildReport> Rebuild(bool repair) = 0;
+  // A consistent RocksDB checkpoint of the live database in `dir` (must not exist; hard links
+  // where possible). Safe while commits run.
+  virtual Status Backup(const std::string& dir) = 0;
+  // Deletes what the retention options allow at `now`, never what the view points at.
+  virtual Result<RetentionReport> ApplyRetention(const RetentionOptions& options, Time now) = 0;
+};
+
+}  // namespace cronledger::store

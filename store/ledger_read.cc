@@ -1,0 +1,299 @@
+// The read side of RocksDbLedger: view lookups, log scans, audit index scans, meta.
+#include <rocksdb/iterator.h>
+
+#include <memory>
+
+#include "model/json.h"
+#include "store/keys.h"
+#include "store/rocksdb_ledger.h"
+
+namespace cronledger::store {
+namespace {
+
+// Releases a snapshot when the scope ends, so no snapshot outlives a call.
+class SnapshotGuard {
+ public:
+  explicit SnapshotGuard(rocksdb::DB* db) : db_(db), snapshot_(db->GetSnapshot()) {}
+  ~SnapshotGuard() { db_->ReleaseSnapshot(snapshot_); }
+  SnapshotGuard(const SnapshotGuard&) = delete;
+  SnapshotGuard& operator=(const SnapshotGuard&) = delete;
+  const rocksdb::Snapshot* get() const { return snapshot_; }
+
+ private:
+  rocksdb::DB* db_;
+  const rocksdb::Snapshot* snapshot_;
+};
+
+rocksdb::Slice ToSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
+std::string_view ToView(const rocksdb::Slice& s) { return std::string_view(s.data(), s.size()); }
+
+template <typename T>
+Result<T> DecodeObject(std::string_view raw, Result<T> (*decode)(const model::Json&),
+                       std::string_view what) {
+  auto json = model::ParseJson(raw);
+  if (!json.ok()) return json.status().WithContext(what);
+  auto obj = decode(*json);
+  if (!obj.ok()) return obj.status().WithContext(what);
+  return obj;
+}
+
+}  // namespace
+
+Result<std::string> RocksDbLedger::GetRaw(Cf cf, std::string_view key,
+                                          const rocksdb::Snapshot* snapshot) {
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot;
+  std::string value;
+  rocksdb::Status s = db_->Get(ro, cfs_[cf], ToSlice(key), &value);
+  if (!s.ok()) return FromRocks(s, std::string("read ") + CfName(cf));
+  return value;
+}
+
+Result<ViewObject> RocksDbLedger::GetObjectAt(model::ObjectKind kind, std::string_view ns,
+                                              std::string_view name,
+                                              const rocksdb::Snapshot* snapshot) {
+  CL_ASSIGN_OR_RETURN(std::string bytes,
+                      GetRaw(kViewCf, view_key::Object(kind, ns, name), snapshot));
+  ViewObject obj;
+  CL_ASSIGN_OR_RETURN(obj.entry, DecodeObjectEntry(bytes));
+  auto raw = GetRaw(kRawCf, keys::Be64(obj.entry.source_seq), snapshot);
+  if (!raw.ok()) {
+    // Retention never prunes what the view points at, so a miss is corruption.
+    return raw.status().IsNotFound()
+               ? Status::Corruption("view points at missing raw bytes of seq " +
+                                    std::to_string(obj.entry.source_seq))
+               : raw.status();
+  }
+  obj.raw = std::move(*raw);
+  return obj;
+}
+
+Result<ViewObject> RocksDbLedger::GetObject(model::ObjectKind kind, std::string_view ns,
+                                            std::string_view name) {
+  SnapshotGuard snap(db_.get());
+  return GetObjectAt(kind, ns, name, snap.get());
+}
+
+Result<model::CronJob> RocksDbLedger::GetCronJob(std::string_view ns, std::string_view name) {
+  CL_ASSIGN_OR_RETURN(ViewObject obj, GetObject(model::ObjectKind::kCronJob, ns, name));
+  return DecodeObject<model::CronJob>(obj.raw, &model::DecodeCronJob, "stored CronJob");
+}
+
+Result<std::vector<model::Job>> RocksDbLedger::JobsByOwnerAt(std::string_view ns,
+                                                             std::string_view owner,
+                                                             const rocksdb::Snapshot* snapshot) {
+  const std::string prefix = view_key::OwnerPrefix(ns, owner);
+  std::vector<std::string> names;
+  {
+    rocksdb::ReadOptions ro;
+    ro.snapshot = snapshot;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kViewCf]));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      names.emplace_back(ToView(it->key()).substr(prefix.size()));
+    }
+    CL_RETURN_IF_ERROR(FromRocks(it->status(), "jobs-by-owner scan"));
+  }
+  std::vector<model::Job> jobs;
+  for (const auto& name : names) {
+    CL_ASSIGN_OR_RETURN(ViewObject obj, GetObjectAt(model::ObjectKind::kJob, ns, name, snapshot));
+    CL_ASSIGN_OR_RETURN(model::Job job,
+                        DecodeObject<model::Job>(obj.raw, &model::DecodeJob, "stored Job"));
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+Result<std::vector<model::Job>> RocksDbLedger::ListJobsByOwner(std::string_view ns,
+                                                               std::string_view owner) {
+  SnapshotGuard snap(db_.get());
+  return JobsByOwnerAt(ns, owner, snap.get());
+}
+
+Result<std::vector<ObjectEntry>> RocksDbLedger::ListCronJobEntries() {
+  std::vector<ObjectEntry> out;
+  const std::string prefix(1, view_key::kCronJobPrefix);
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[kViewCf]));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    CL_ASSIGN_OR_RETURN(ObjectEntry e, DecodeObjectEntry(ToView(it->value())));
+    out.push_back(std::move(e));
+  }
+  CL_RETURN_IF_ERROR(FromRocks(it->status(), "cronjob scan"));
+  return out;
+}
+
+Result<std::vector<model::CronJob>> RocksDbLedger::ListCronJobs() {
+  SnapshotGuard snap(db_.get());
+  std::vector<model::CronJob> out;
+  std::vector<ObjectEntry> entries;
+  {
+    const std::string prefix(1, view_key::kCronJobPrefix);
+    rocksdb::ReadOptions ro;
+    ro.snapshot = snap.get();
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kViewCf]));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      CL_ASSIGN_OR_RETURN(ObjectEntry e, DecodeObjectEntry(ToView(it->value())));
+      entries.push_back(std::move(e));
+    }
+    CL_RETURN_IF_ERROR(FromRocks(it->status(), "cronjob scan"));
+  }
+  for (const auto& e : entries) {
+    CL_ASSIGN_OR_RETURN(std::string raw, GetRaw(kRawCf, keys::Be64(e.source_seq), snap.get()));
+    CL_ASSIGN_OR_RETURN(model::CronJob cj,
+                        DecodeObject<model::CronJob>(raw, &model::DecodeCronJob, "stored CronJob"));
+    out.push_back(std::move(cj));
+  }
+  return out;
+}
+
+Result<CronJobView> RocksDbLedger::ReadCronJobView(std::string_view ns, std::string_view name) {
+  SnapshotGuard snap(db_.get());
+  CronJobView v;
+  CL_ASSIGN_OR_RETURN(ViewObject obj,
+                      GetObjectAt(model::ObjectKind::kCronJob, ns, name, snap.get()));
+  v.cron_job_entry = obj.entry;
+  CL_ASSIGN_OR_RETURN(
+      v.cron_job, DecodeObject<model::CronJob>(obj.raw, &model::DecodeCronJob, "stored CronJob"));
+  CL_ASSIGN_OR_RETURN(v.jobs, JobsByOwnerAt(ns, name, snap.get()));
+  auto last = GetRaw(kMetaCf, keys::kLastInputSeq, snap.get());
+  if (last.ok() && !keys::GetBe64(*last, &v.last_input_seq)) {
+    return Status::Corruption("ledger: bad meta last_input_seq");
+  }
+  return v;
+}
+
+Result<std::string> RocksDbLedger::GetResourceVersion(std::string_view resource) {
+  CL_ASSIGN_OR_RETURN(std::string bytes, GetRaw(kViewCf, view_key::Resource(resource)));
+  CL_ASSIGN_OR_RETURN(ResourceVersionEntry e, DecodeResourceVersionEntry(bytes));
+  return e.resource_version;
+}
+
+Result<std::string> RocksDbLedger::GetControllerState(std::string_view key) {
+  return GetRaw(kStateCf, key);
+}
+
+Status RocksDbLedger::ScanInputs(uint64_t from_seq, bool with_raw,
+                                 const std::function<bool(const LogRecord&)>& fn) {
+  rocksdb::ReadOptions ro;
+  SnapshotGuard snap(db_.get());
+  ro.snapshot = snap.get();
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kInputsCf]));
+  std::unique_ptr<rocksdb::Iterator> raw_it;
+  if (with_raw) raw_it.reset(db_->NewIterator(ro, cfs_[kRawCf]));
+  LogRecord rec;
+  for (it->Seek(keys::Be64(from_seq)); it->Valid(); it->Next()) {
+    if (!keys::GetBe64(ToView(it->key()), &rec.seq)) return Status::Corruption("input log key");
+    CL_ASSIGN_OR_RETURN(keys::LogValue v, keys::DecodeLogValue(ToView(it->value())));
+    CL_ASSIGN_OR_RETURN(rec.input, model::DecodeInput(v.input));
+    rec.recorded_at = v.recorded_at;
+    rec.raw_pruned = (v.flags & keys::kFlagRawPruned) != 0;
+    auto* ev = std::get_if<model::WatchEvent>(&rec.input);
+    if (raw_it && ev != nullptr && !rec.raw_pruned) {
+      // The raw column family has a key for every watch event with bytes, in the same order.
+      const std::string key = keys::Be64(rec.seq);
+      if (!raw_it->Valid() || raw_it->key().compare(key) < 0) raw_it->Seek(key);
+      if (raw_it->Valid() && raw_it->key() == rocksdb::Slice(key)) {
+        ev->raw.assign(raw_it->value().data(), raw_it->value().size());
+      }
+    }
+    if (!fn(rec)) break;
+  }
+  CL_RETURN_IF_ERROR(FromRocks(it->status(), "input log scan"));
+  if (raw_it) CL_RETURN_IF_ERROR(FromRocks(raw_it->status(), "raw scan"));
+  return Status::Ok();
+}
+
+Status RocksDbLedger::ScanDecisions(uint64_t from_seq,
+                                    const std::function<bool(const model::Decision&)>& fn) {
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), cfs_[kDecisionsCf]));
+  for (it->Seek(keys::Be64(from_seq)); it->Valid(); it->Next()) {
+    CL_ASSIGN_OR_RETURN(model::Decision d, model::DecodeDecisionRecord(ToView(it->value())));
+    if (!fn(d)) break;
+  }
+  return FromRocks(it->status(), "decision log scan");
+}
+
+Result<std::vector<model::Decision>> RocksDbLedger::IndexScan(
+    const std::string& prefix, Time from, Time to, size_t limit,
+    std::optional<model::DecisionAction> action) {
+  std::string start = prefix;
+  keys::PutTimeKey(&start, from);
+  std::string end = prefix;
+  keys::PutTimeKey(&end, to);
+  SnapshotGuard snap(db_.get());
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snap.get();
+  const rocksdb::Slice upper(end);
+  ro.iterate_upper_bound = &upper;
+  std::vector<uint64_t> seqs;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kAuditCf]));
+    for (it->Seek(start); it->Valid() && (limit == 0 || seqs.size() < limit); it->Next()) {
+      if (action && (it->value().size() != 1 ||
+                     static_cast<uint8_t>(it->value()[0]) != static_cast<uint8_t>(*action))) {
+        continue;
+      }
+      uint64_t seq = 0;
+      if (!keys::SeqOfIndexKey(ToView(it->key()), &seq)) return Status::Corruption("audit key");
+      seqs.push_back(seq);
+    }
+    CL_RETURN_IF_ERROR(FromRocks(it->status(), "audit index scan"));
+  }
+  std::vector<model::Decision> out;
+  out.reserve(seqs.size());
+  for (uint64_t seq : seqs) {
+    CL_ASSIGN_OR_RETURN(std::string bytes, GetRaw(kDecisionsCf, keys::Be64(seq), snap.get()));
+    CL_ASSIGN_OR_RETURN(model::Decision d, model::DecodeDecisionRecord(bytes));
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+Result<std::vector<model::Decision>> RocksDbLedger::DecisionsByCronJob(std::string_view ns,
+                                                                       std::string_view name,
+                                                                       Time from, Time to,
+                                                                       size_t limit) {
+  return IndexScan(keys::ByCronJobPrefix(ns, name), from, to, limit, std::nullopt);
+}
+
+Result<std::vector<model::Decision>> RocksDbLedger::DecisionsByActionReason(
+    std::optional<model::DecisionAction> action, std::string_view reason, Time from, Time to,
+    size_t limit) {
+  if (!reason.empty()) return IndexScan(keys::ByReasonPrefix(reason), from, to, limit, action);
+  if (action) return IndexScan(keys::ByActionPrefix(*action), from, to, limit, std::nullopt);
+  return IndexScan(keys::ByTimePrefix(), from, to, limit, std::nullopt);
+}
+
+Result<std::vector<QuarantineEntry>> RocksDbLedger::ListQuarantine(uint64_t from_id, size_t limit) {
+  std::vector<QuarantineEntry> out;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), cfs_[kQuarantineCf]));
+  for (it->Seek(keys::Be64(from_id)); it->Valid() && (limit == 0 || out.size() < limit);
+       it->Next()) {
+    uint64_t id = 0;
+    if (!keys::GetBe64(ToView(it->key()), &id)) return Status::Corruption("quarantine key");
+    CL_ASSIGN_OR_RETURN(QuarantineEntry q, keys::DecodeQuarantine(id, ToView(it->value())));
+    out.push_back(std::move(q));
+  }
+  CL_RETURN_IF_ERROR(FromRocks(it->status(), "quarantine scan"));
+  return out;
+}
+
+Result<LedgerMeta> RocksDbLedger::Meta() {
+  LedgerMeta m;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    m.last_input_seq = committed_.last_input_seq;
+    m.last_decision_seq = committed_.last_decision_seq;
+    m.quarantine_count = committed_.last_quarantine_id;
+  }
+  CL_ASSIGN_OR_RETURN(std::string version, GetRaw(kMetaCf, keys::kSchemaVersion));
+  m.schema_version = std::atoi(version.c_str());
+  return m;
+}
+
+Result<std::string> RocksDbLedger::GetSourcePosition(std::string_view source) {
+  return GetRaw(kMetaCf, keys::SourceKey(source));
+}
+
+}  // namespace cronledger::store

@@ -1,0 +1,241 @@
+#include "store/ledger.h"
+
+#include <gtest/gtest.h>
+
+#include "store/test_util.h"
+
+namespace cronledger::store {
+namespace {
+
+using model::WatchEventType;
+using testing::CronJobEvent;
+using testing::JobEvent;
+using testing::ManualClock;
+using testing::TempDir;
+
+std::unique_ptr<Ledger> OpenLedger(const std::string& path, const WallClock* clock = nullptr,
+                                   SyncMode sync = SyncMode::kAlways) {
+  LedgerOptions o;
+  o.path = path;
+  o.sync = sync;
+  o.clock = clock;
+  auto l = Ledger::Open(o);
+  EXPECT_TRUE(l.ok()) << l.status().ToString();
+  return l.ok() ? std::move(l).value() : nullptr;
+}
+
+model::Decision MakeDecision(const std::string& name, Time t, model::DecisionAction action,
+                             const std::string& reason) {
+  model::Decision d;
+  d.time = t;
+  d.cron_job = {"ns", name, name + "-uid"};
+  d.action = action;
+  d.reason = reason;
+  d.scheduled_time = t;
+  return d;
+}
+
+TEST(LedgerTest, CommitFoldsIntoTheViewAndPersists) {
+  TempDir dir;
+  {
+    auto ledger = OpenLedger(dir.path());
+    UnitOfWork unit;
+    unit.inputs.push_back(CronJobEvent(WatchEventType::kAdded, "ns", "a", "ua", "1"));
+    unit.inputs.push_back(JobEvent(WatchEventType::kAdded, "ns", "a-1", "uj1", "2", "a"));
+    unit.inputs.push_back(JobEvent(WatchEventType::kAdded, "ns", "a-0", "uj0", "3", "a"));
+    unit.inputs.push_back(JobEvent(WatchEventType::kAdded, "ns", "b-0", "ujb", "4", "b"));
+    unit.positions.push_back({"file:/x", "offset=10"});
+    auto r = ledger->Commit(std::move(unit));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->first_input_seq, 1u);
+    EXPECT_EQ(r->last_input_seq, 4u);
+  }
+  auto ledger = OpenLedger(dir.path());
+  auto cj = ledger->GetCronJob("ns", "a");
+  ASSERT_TRUE(cj.ok()) << cj.status().ToString();
+  EXPECT_EQ(cj->metadata.uid, "ua");
+  EXPECT_EQ(cj->spec.schedule, "*/5 * * * *");
+  auto jobs = ledger->ListJobsByOwner("ns", "a");
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_EQ((*jobs)[0].metadata.name, "a-0");
+  EXPECT_EQ((*jobs)[1].metadata.name, "a-1");
+  auto view = ledger->ReadCronJobView("ns", "a");
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ(view->jobs.size(), 2u);
+  EXPECT_EQ(view->last_input_seq, 4u);
+  EXPECT_TRUE(ledger->GetCronJob("ns", "missing").status().IsNotFound());
+  EXPECT_EQ(*ledger->GetResourceVersion("batch/v1/Job"), "4");
+  EXPECT_EQ(*ledger->GetSourcePosition("file:/x"), "offset=10");
+  auto meta = ledger->Meta();
+  ASSERT_TRUE(meta.ok());
+  EXPECT_EQ(meta->schema_version, 1);
+  EXPECT_EQ(meta->last_input_seq, 4u);
+  auto all = ledger->ListCronJobs();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 1u);
+}
+
+TEST(LedgerTest, ScanInputsReturnsEveryRecordTypeWithRawBytes) {
+  TempDir dir;
+  ManualClock clock(Time::FromUnix(1000));
+  auto ledger = OpenLedger(dir.path(), &clock);
+  const auto added = CronJobEvent(WatchEventType::kAdded, "ns", "a", "ua", "1");
+  UnitOfWork unit;
+  unit.inputs = {added, model::Tick{Time::FromUnix(5), "ns", "a", "timer"},
+                 model::ActionOutcome{Time::FromUnix(6), 1, "create", model::ObjectKind::kJob, "ns",
+                                      "a-1", "AlreadyExists", "{}"},
+                 model::ConfigChange{Time::FromUnix(7), "historyCleanup", "false"}};
+  ASSERT_TRUE(ledger->Commit(unit).ok());
+  std::vector<LogRecord> with_raw;
+  ASSERT_TRUE(ledger
+                  ->ScanInputs(0, true,
+                               [&](const LogRecord& r) {
+                                 with_raw.push_back(r);
+                                 return true;
+                               })
+                  .ok());
+  ASSERT_EQ(with_raw.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(with_raw[i].seq, i + 1);
+    EXPECT_EQ(with_raw[i].input, unit.inputs[i]);
+    EXPECT_EQ(with_raw[i].recorded_at, Time::FromUnix(1000));
+  }
+  std::vector<LogRecord> from3;
+  ASSERT_TRUE(ledger
+                  ->ScanInputs(3, false,
+                               [&](const LogRecord& r) {
+                                 from3.push_back(r);
+                                 return true;
+                               })
+                  .ok());
+  ASSERT_EQ(from3.size(), 2u);
+  EXPECT_EQ(from3[0].seq, 3u);
+}
+
+TEST(LedgerTest, DecisionsGetSeqsCauseAndAuditIndexes) {
+  TempDir dir;
+  auto ledger = OpenLedger(dir.path());
+  UnitOfWork first;
+  first.inputs.push_back(CronJobEvent(WatchEventType::kAdded, "ns", "a", "ua", "1"));
+  ASSERT_TRUE(ledger->Commit(first).ok());
+  UnitOfWork tick;
+  tick.inputs.push_back(model::Tick{Time::FromUnix(100), "ns", "a", "timer"});
+  tick.decisions = {
+      MakeDecision("a", Time::FromUnix(100), model::DecisionAction::kSkipped, "TooLate"),
+      MakeDecision("a", Time::FromUnix(100), model::DecisionAction::kCreateJob, ""),
+  };
+  tick.controller_state.push_back({"ns/a", std::string("through=100")});
+  auto r = ledger->Commit(tick);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->first_decision_seq, 1u);
+  EXPECT_EQ(r->last_decision_seq, 2u);
+  UnitOfWork later;
+  later.decisions = {
+      MakeDecision("a", Time::FromUnix(200), model::DecisionAction::kSkipped, "Suspended"),
+      MakeDecision("b", Time::FromUnix(150), model::DecisionAction::kSkipped, "TooLate"),
+  };
+  ASSERT_TRUE(ledger->Commit(later).ok());
+  EXPECT_EQ(*ledger->GetControllerState("ns/a"), "through=100");
+
+  std::vector<model::Decision> all;
+  ASSERT_TRUE(ledger
+                  ->ScanDecisions(0,
+                                  [&](const model::Decision& d) {
+                                    all.push_back(d);
+                                    return true;
+                                  })
+                  .ok());
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].seq, 1u);
+  EXPECT_EQ(all[0].cause.tick_seq, 2u);  // the unit's tick
+  EXPECT_EQ(all[0].cause.input_seq, 1u);
+
+  auto by_cj = ledger->DecisionsByCronJob("ns", "a", Time::FromUnix(0), Time::FromUnix(150), 0);
+  ASSERT_TRUE(by_cj.ok());
+  ASSERT_EQ(by_cj->size(), 2u);
+  EXPECT_EQ((*by_cj)[0].seq, 1u);
+  EXPECT_EQ((*by_cj)[1].seq, 2u);
+  auto by_cj_late =
+      ledger->DecisionsByCronJob("ns", "a", Time::FromUnix(150), Time::FromUnix(300), 0);
+  ASSERT_EQ(by_cj_late->size(), 1u);
+  EXPECT_EQ((*by_cj_late)[0].reason, "Suspended");
+  // "a" must not match a CronJob named "ab" or namespace prefixes.
+  EXPECT_TRUE(
+      ledger->DecisionsByCronJob("n", "sa", Time::GoZero(), Time::FromUnix(999), 0)->empty());
+
+  auto too_late = ledger->DecisionsByActionReason(std::nullopt, "TooLate", Time::FromUnix(0),
+                                                  Time::FromUnix(1000), 0);
+  ASSERT_EQ(too_late->size(), 2u);
+  EXPECT_EQ((*too_late)[0].cron_job.name, "a");
+  EXPECT_EQ((*too_late)[1].cron_job.name, "b");
+  auto creates = ledger->DecisionsByActionReason(model::DecisionAction::kCreateJob, "",
+                                                 Time::FromUnix(0), Time::FromUnix(1000), 0);
+  ASSERT_EQ(creates->size(), 1u);
+  auto skipped_too_late = ledger->DecisionsByActionReason(
+      model::DecisionAction::kCreateJob, "TooLate", Time::FromUnix(0), Time::FromUnix(1000), 0);
+  EXPECT_TRUE(skipped_too_late->empty());
+  auto limited =
+      ledger->DecisionsByActionReason(std::nullopt, "", Time::FromUnix(0), Time::FromUnix(1000), 3);
+  ASSERT_EQ(limited->size(), 3u);
+  EXPECT_EQ((*limited)[2].cron_job.name, "b");  // time order: 100, 100, 150
+}
+
+TEST(LedgerTest, QuarantineKeepsReasonSourceAndBytes) {
+  TempDir dir;
+  ManualClock clock(Time::FromUnix(42));
+  auto ledger = OpenLedger(dir.path(), &clock);
+  UnitOfWork unit;
+  unit.quarantine.push_back({0, Time(), "malformed JSON", "f.jsonl:3", "{nope"});
+  unit.quarantine.push_back({0, Time(), "unknown kind Pod", "f.jsonl:4", "{\"kind\":\"Pod\"}"});
+  ASSERT_TRUE(ledger->Commit(unit).ok());
+  auto q = ledger->ListQuarantine(0, 0);
+  ASSERT_TRUE(q.ok());
+  ASSERT_EQ(q->size(), 2u);
+  EXPECT_EQ((*q)[0],
+            (QuarantineEntry{1, Time::FromUnix(42), "malformed JSON", "f.jsonl:3", "{nope"}));
+  EXPECT_EQ((*q)[1].id, 2u);
+  EXPECT_EQ(ledger->ListQuarantine(2, 0)->size(), 1u);
+  EXPECT_EQ(ledger->Meta()->quarantine_count, 2u);
+}
+
+TEST(LedgerTest, InvalidUnitIsRejectedWhole) {
+  TempDir dir;
+  auto ledger = OpenLedger(dir.path());
+  UnitOfWork unit;
+  unit.inputs.push_back(CronJobEvent(WatchEventType::kAdded, "ns", "a", "ua", "1"));
+  unit.inputs.push_back(CronJobEvent(WatchEventType::kAdded, "ns", "", "ub", "2"));
+  EXPECT_TRUE(ledger->Commit(unit).status().IsInvalidArgument());
+  EXPECT_EQ(ledger->Meta()->last_input_seq, 0u);
+  EXPECT_TRUE(ledger->GetCronJob("ns", "a").status().IsNotFound());
+}
+
+TEST(LedgerTest, SecondOpenOfALockedLedgerFails) {
+  TempDir dir;
+  auto ledger = OpenLedger(dir.path());
+  LedgerOptions o;
+  o.path = dir.path();
+  EXPECT_FALSE(Ledger::Open(o).ok());
+}
+
+TEST(LedgerTest, SyncModes) {
+  EXPECT_EQ(*ParseSyncMode("always"), SyncMode::kAlways);
+  EXPECT_EQ(*ParseSyncMode("none"), SyncMode::kNone);
+  EXPECT_EQ(SyncModeName(*ParseSyncMode("batch")), "batch");
+  EXPECT_TRUE(ParseSyncMode("sometimes").status().IsInvalidArgument());
+  for (SyncMode mode : {SyncMode::kBatch, SyncMode::kNone}) {
+    TempDir dir;
+    {
+      auto ledger = OpenLedger(dir.path(), nullptr, mode);
+      for (int i = 0; i < 10; ++i) {
+        UnitOfWork u;
+        u.inputs.push_back(model::ConfigChange{Time::FromUnix(i), "k", std::to_string(i)});
+        ASSERT_TRUE(ledger->Commit(u).ok());
+      }
+    }
+    EXPECT_EQ(OpenLedger(dir.path())->Meta()->last_input_seq, 10u);
+  }
+}
+
+}  // namespace
+}  // namespace cronledger::store

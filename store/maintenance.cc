@@ -1,0 +1,191 @@
+// RocksDbLedger maintenance: rebuild-and-verify of the view, checkpoints, retention.
+#include <rocksdb/iterator.h>
+#include <rocksdb/utilities/checkpoint.h>
+#include <rocksdb/write_batch.h>
+
+#include <memory>
+#include <set>
+
+#include "store/keys.h"
+#include "store/rocksdb_ledger.h"
+
+namespace cronledger::store {
+namespace {
+
+std::string_view ToView(const rocksdb::Slice& s) { return std::string_view(s.data(), s.size()); }
+
+// A readable rendering of a view value for difference reports.
+std::string DescribeValue(std::string_view key, std::string_view value) {
+  if (key.empty()) return std::string(value);
+  if (key[0] == view_key::kCronJobPrefix || key[0] == view_key::kJobPrefix) {
+    auto e = DecodeObjectEntry(value);
+    if (!e.ok()) return "undecodable: " + e.status().message();
+    std::string out = "uid=" + e->uid + " resourceVersion=" + e->resource_version +
+                      " seq=" + std::to_string(e->source_seq);
+    if (!e->owner_name.empty()) out += " owner=" + e->owner_name;
+    return out;
+  }
+  if (key[0] == view_key::kResourcePrefix) {
+    auto e = DecodeResourceVersionEntry(value);
+    if (!e.ok()) return "undecodable: " + e.status().message();
+    return "resourceVersion=" + e->resource_version + " seq=" + std::to_string(e->source_seq);
+  }
+  return "present";
+}
+
+constexpr size_t kMaintenanceBatch = 1000;
+
+}  // namespace
+
+Result<RebuildReport> RocksDbLedger::Rebuild(bool repair) {
+  std::lock_guard<std::mutex> maintenance(maintenance_mu_);
+  RebuildReport report;
+  MemViewStore rebuilt;
+  Status fold_status;
+  CL_RETURN_IF_ERROR(ScanInputs(0, false, [&](const LogRecord& rec) {
+    if (const auto* ev = std::get_if<model::WatchEvent>(&rec.input)) {
+      fold_status = FoldWatchEvent(*ev, rec.seq, &rebuilt);
+      ++report.records_folded;
+    }
+    return fold_status.ok();
+  }));
+  CL_RETURN_IF_ERROR(fold_status);
+  report.view_entries = rebuilt.entries().size();
+
+  // Merge-compare the stored view (sorted) with the rebuild (sorted).
+  rocksdb::WriteBatch fix;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[kViewCf]));
+    auto want = rebuilt.entries().begin();
+    const auto want_end = rebuilt.entries().end();
+    it->SeekToFirst();
+    while (it->Valid() || want != want_end) {
+      const int cmp = !it->Valid()       ? 1
+                      : want == want_end ? -1
+                                         : ToView(it->key()).compare(want->first);
+      if (cmp < 0) {  // stored, not rebuilt
+        const std::string key(ToView(it->key()));
+        report.differences.push_back(
+            {view_key::Describe(key), DescribeValue(key, ToView(it->value())), ""});
+        CL_RETURN_IF_ERROR(FromRocks(fix.Delete(cfs_[kViewCf], key), "rebuild batch"));
+        it->Next();
+      } else if (cmp > 0) {  // rebuilt, not stored
+        report.differences.push_back(
+            {view_key::Describe(want->first), "", DescribeValue(want->first, want->second)});
+        CL_RETURN_IF_ERROR(
+            FromRocks(fix.Put(cfs_[kViewCf], want->first, want->second), "rebuild batch"));
+        ++want;
+      } else {
+        if (ToView(it->value()) != want->second) {
+          report.differences.push_back({view_key::Describe(want->first),
+                                        DescribeValue(want->first, ToView(it->value())),
+                                        DescribeValue(want->first, want->second)});
+          CL_RETURN_IF_ERROR(
+              FromRocks(fix.Put(cfs_[kViewCf], want->first, want->second), "rebuild batch"));
+        }
+        it->Next();
+        ++want;
+      }
+    }
+    CL_RETURN_IF_ERROR(FromRocks(it->status(), "view scan"));
+  }
+  if (repair && !report.differences.empty()) {
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    CL_RETURN_IF_ERROR(FromRocks(db_->Write(wo, &fix), "rebuild: repair"));
+    report.repaired = true;
+  }
+  return report;
+}
+
+Status RocksDbLedger::Backup(const std::string& dir) {
+  rocksdb::Checkpoint* raw = nullptr;
+  CL_RETURN_IF_ERROR(FromRocks(rocksdb::Checkpoint::Create(db_.get(), &raw), "backup"));
+  std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+  // Flushing the memtables first makes the checkpoint self-contained SST files plus a short WAL.
+  return FromRocks(checkpoint->CreateCheckpoint(dir), "backup to " + dir);
+}
+
+Result<RetentionReport> RocksDbLedger::ApplyRetention(const RetentionOptions& options, Time now) {
+  RetentionReport report;
+  const bool prune_raw = options.raw_max_age > Duration::zero();
+  const bool prune_log = options.log_max_age > Duration::zero();
+  if (!prune_raw && !prune_log) return report;  // the default: keep everything
+  std::lock_guard<std::mutex> maintenance(maintenance_mu_);
+  const Time raw_cutoff = now.Add(-options.raw_max_age);
+  const Time log_cutoff = now.Add(-options.log_max_age);
+  Time scan_until = Time::GoZero();
+  if (prune_raw) scan_until = std::max(scan_until, raw_cutoff);
+  if (prune_log) scan_until = std::max(scan_until, log_cutoff);
+
+  // What the view points at stays: object entries' and resourceVersions' source records.
+  std::set<uint64_t> pinned;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[kViewCf]));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      const char prefix = it->key()[0];
+      if (prefix == view_key::kCronJobPrefix || prefix == view_key::kJobPrefix) {
+        CL_ASSIGN_OR_RETURN(ObjectEntry e, DecodeObjectEntry(ToView(it->value())));
+        pinned.insert(e.source_seq);
+      } else if (prefix == view_key::kResourcePrefix) {
+        CL_ASSIGN_OR_RETURN(ResourceVersionEntry e,
+                            DecodeResourceVersionEntry(ToView(it->value())));
+        pinned.insert(e.source_seq);
+      }
+    }
+    CL_RETURN_IF_ERROR(FromRocks(it->status(), "view scan"));
+  }
+
+  rocksdb::WriteBatch batch;
+  auto flush = [&]() -> Status {
+    if (batch.Count() == 0) return Status::Ok();
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    Status s = FromRocks(db_->Write(wo, &batch), "retention write");
+    batch.Clear();
+    return s;
+  };
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[kInputsCf]));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    CL_ASSIGN_OR_RETURN(keys::LogValue v, keys::DecodeLogValue(ToView(it->value())));
+    // Records are appended in time order; the first young one ends the scan (a clock that
+    // stepped back only makes retention keep more).
+    if (v.recorded_at >= scan_until) break;
+    const std::string key(ToView(it->key()));
+    uint64_t seq = 0;
+    if (!keys::GetBe64(key, &seq)) return Status::Corruption("input log key");
+    const bool is_watch = static_cast<uint8_t>(v.input.size() > 1 ? v.input[1] : 0) ==
+                          static_cast<uint8_t>(model::RecordType::kWatchEvent);
+    const bool has_raw = is_watch && (v.flags & keys::kFlagRawPruned) == 0;
+    const bool expired_log = prune_log && v.recorded_at < log_cutoff;
+    const bool expired_raw = prune_raw && v.recorded_at < raw_cutoff && has_raw;
+    if (!expired_log && !expired_raw) continue;
+    if (pinned.count(seq) != 0) {
+      ++report.pinned;
+      continue;
+    }
+    if (has_raw) {
+      CL_RETURN_IF_ERROR(FromRocks(batch.Delete(cfs_[kRawCf], key), "retention batch"));
+      ++report.raw_deleted;
+    }
+    if (expired_log) {
+      CL_RETURN_IF_ERROR(FromRocks(batch.Delete(cfs_[kInputsCf], key), "retention batch"));
+      ++report.inputs_deleted;
+    } else {
+      std::string value;
+      model::RecordWriter w(&value);
+      w.Byte(keys::kLogEnvelopeV1);
+      w.Time(v.recorded_at);
+      w.Byte(v.flags | keys::kFlagRawPruned);
+      value.append(v.input);
+      CL_RETURN_IF_ERROR(FromRocks(batch.Put(cfs_[kInputsCf], key, value), "retention batch"));
+    }
+    if (batch.Count() >= kMaintenanceBatch) CL_RETURN_IF_ERROR(flush());
+  }
+  CL_RETURN_IF_ERROR(FromRocks(it->status(), "input log scan"));
+  it.reset();
+  CL_RETURN_IF_ERROR(flush());
+  return report;
+}
+
+}  // namespace cronledger::store

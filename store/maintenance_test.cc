@@ -1,0 +1,214 @@
+#include <gtest/gtest.h>
+#include <rocksdb/db.h>
+
+#include <filesystem>
+
+#include "store/ledger.h"
+#include "store/test_util.h"
+#include "store/view.h"
+
+namespace cronledger::store {
+namespace {
+
+using model::WatchEventType;
+using testing::CronJobEvent;
+using testing::JobEvent;
+using testing::ManualClock;
+using testing::TempDir;
+
+std::unique_ptr<Ledger> OpenLedger(const std::string& path, const WallClock* clock = nullptr) {
+  LedgerOptions o;
+  o.path = path;
+  o.sync = SyncMode::kNone;
+  o.clock = clock;
+  auto l = Ledger::Open(o);
+  EXPECT_TRUE(l.ok()) << l.status().ToString();
+  return l.ok() ? std::move(l).value() : nullptr;
+}
+
+void CommitEvents(Ledger* ledger, std::vector<model::WatchEvent> events) {
+  UnitOfWork u;
+  for (auto& e : events) u.inputs.push_back(std::move(e));
+  auto r = ledger->Commit(std::move(u));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+}
+
+void Populate(Ledger* ledger) {
+  CommitEvents(ledger, {CronJobEvent(WatchEventType::kAdded, "ns", "a", "ua", "1"),
+                        CronJobEvent(WatchEventType::kAdded, "ns", "b", "ub", "2"),
+                        JobEvent(WatchEventType::kAdded, "ns", "a-1", "uj1", "3", "a")});
+  CommitEvents(ledger, {CronJobEvent(WatchEventType::kModified, "ns", "a", "ua", "4"),
+                        CronJobEvent(WatchEventType::kDeleted, "ns", "b", "ub", "5"),
+                        JobEvent(WatchEventType::kModified, "ns", "a-1", "uj1", "6", "a")});
+}
+
+// Edits the stored view behind the ledger's back, as a bug or a bad disk would.
+void TamperWithView(const std::string& path) {
+  rocksdb::DBOptions o;
+  std::vector<std::string> names;
+  ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(o, path, &names).ok());
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+  for (const auto& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  ASSERT_TRUE(rocksdb::DB::Open(o, path, cfs, &handles, &db).ok());
+  rocksdb::ColumnFamilyHandle* view = nullptr;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == "view") view = handles[i];
+  }
+  ASSERT_NE(view, nullptr);
+  const std::string ghost = view_key::Object(model::ObjectKind::kCronJob, "ns", "ghost");
+  ObjectEntry e{model::ObjectKind::kCronJob, "batch/v1", "ns", "ghost", "ug", "9", "", "", 1};
+  EXPECT_TRUE(db->Put(rocksdb::WriteOptions(), view, ghost, EncodeObjectEntry(e)).ok());
+  EXPECT_TRUE(
+      db->Delete(rocksdb::WriteOptions(), view, view_key::OwnerIndex("ns", "a", "a-1")).ok());
+  for (auto* h : handles) EXPECT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
+  EXPECT_TRUE(db->Close().ok());
+  delete db;
+}
+
+TEST(RebuildTest, RebuildOfAnIntactLedgerEqualsTheView) {
+  TempDir dir;
+  auto ledger = OpenLedger(dir.path());
+  Populate(ledger.get());
+  auto report = ledger->Rebuild(false);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->records_folded, 6u);
+  EXPECT_TRUE(report->differences.empty());
+  // cronjob a, job a-1, owner index, two resourceVersions.
+  EXPECT_EQ(report->view_entries, 5u);
+}
+
+TEST(RebuildTest, ReportsDifferencesAndRepairs) {
+  TempDir dir;
+  Populate(OpenLedger(dir.path()).get());
+  TamperWithView(dir.path());
+  auto ledger = OpenLedger(dir.path());
+  EXPECT_EQ(ledger->ListJobsByOwner("ns", "a")->size(), 0u);  // the tampered index
+  auto report = ledger->Rebuild(false);
+  ASSERT_TRUE(report.ok());
+  ASSERT_EQ(report->differences.size(), 2u);
+  EXPECT_EQ(report->differences[0].key, "cronjob ns/ghost");
+  EXPECT_EQ(report->differences[0].rebuilt, "");
+  EXPECT_EQ(report->differences[1].key, "jobs-by-owner ns/a/a-1");
+  EXPECT_EQ(report->differences[1].stored, "");
+  EXPECT_FALSE(report->repaired);
+  EXPECT_EQ(ledger->Rebuild(false)->differences.size(), 2u);  // a plain rebuild changes nothing
+
+  auto repaired = ledger->Rebuild(true);
+  ASSERT_TRUE(repaired.ok());
+  EXPECT_TRUE(repaired->repaired);
+  EXPECT_TRUE(ledger->Rebuild(false)->differences.empty());
+  EXPECT_EQ(ledger->ListJobsByOwner("ns", "a")->size(), 1u);
+  EXPECT_TRUE(ledger->GetCronJob("ns", "ghost").status().IsNotFound());
+}
+
+TEST(BackupTest, CheckpointOpensWithTheSameContent) {
+  TempDir dir;
+  auto ledger = OpenLedger(dir.Sub("live"));
+  Populate(ledger.get());
+  ASSERT_TRUE(ledger->Backup(dir.Sub("backup")).ok());
+  EXPECT_FALSE(ledger->Backup(dir.Sub("backup")).ok());  // never overwrites
+  CommitEvents(ledger.get(), {CronJobEvent(WatchEventType::kAdded, "ns", "c", "uc", "7")});
+  auto copy = OpenLedger(dir.Sub("backup"));
+  EXPECT_EQ(copy->Meta()->last_input_seq, 6u);
+  EXPECT_EQ(copy->GetCronJob("ns", "a")->metadata.resource_version, "4");
+  EXPECT_TRUE(copy->GetCronJob("ns", "c").status().IsNotFound());
+  EXPECT_TRUE(copy->Rebuild(false)->differences.empty());
+}
+
+class RetentionTest : public ::testing::Test {
+ protected:
+  // Day 0: a (added), b (added), job a-1; day 10: b deleted, a modified; day 20: c added.
+  void SetUp() override {
+    ledger_ = OpenLedger(dir_.path(), &clock_);
+    CommitEvents(ledger_.get(), {CronJobEvent(WatchEventType::kAdded, "ns", "a", "ua", "1"),
+                                 CronJobEvent(WatchEventType::kAdded, "ns", "b", "ub", "2"),
+                                 JobEvent(WatchEventType::kAdded, "ns", "a-1", "uj", "3", "a")});
+    clock_.Advance(std::chrono::hours(24 * 10));
+    CommitEvents(ledger_.get(), {CronJobEvent(WatchEventType::kDeleted, "ns", "b", "ub", "4"),
+                                 CronJobEvent(WatchEventType::kModified, "ns", "a", "ua", "5")});
+    clock_.Advance(std::chrono::hours(24 * 10));
+    CommitEvents(ledger_.get(), {CronJobEvent(WatchEventType::kAdded, "ns", "c", "uc", "6")});
+  }
+
+  std::map<uint64_t, LogRecord> Log() {
+    std::map<uint64_t, LogRecord> out;
+    EXPECT_TRUE(ledger_
+                    ->ScanInputs(0, true,
+                                 [&](const LogRecord& r) {
+                                   out[r.seq] = r;
+                                   return true;
+                                 })
+                    .ok());
+    return out;
+  }
+
+  TempDir dir_;
+  ManualClock clock_{Time::FromUnix(1700000000)};
+  std::unique_ptr<Ledger> ledger_;
+};
+
+TEST_F(RetentionTest, DefaultKeepsEverything) {
+  auto report = ledger_->ApplyRetention(RetentionOptions{}, clock_.Now());
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->inputs_deleted + report->raw_deleted, 0u);
+  EXPECT_EQ(Log().size(), 6u);
+}
+
+TEST_F(RetentionTest, RawBytesExpireButWhatTheViewPointsAtStays) {
+  RetentionOptions o;
+  o.raw_max_age = std::chrono::hours(24 * 5);
+  auto report = ledger_->ApplyRetention(o, clock_.Now());
+  ASSERT_TRUE(report.ok());
+  // Day-0 and day-10 records are older than 5 days. The view points at 3 (job a-1) and 5 (a's
+  // latest) and 6; 1 (a superseded), 2 (b) and 4 (b's DELETED) lose their raw bytes.
+  auto log = Log();
+  ASSERT_EQ(log.size(), 6u);
+  for (uint64_t seq : {1, 2, 4}) {
+    EXPECT_TRUE(log[seq].raw_pruned) << seq;
+    EXPECT_TRUE(std::get<model::WatchEvent>(log[seq].input).raw.empty()) << seq;
+  }
+  for (uint64_t seq : {3, 5, 6}) {
+    EXPECT_FALSE(log[seq].raw_pruned) << seq;
+    EXPECT_FALSE(std::get<model::WatchEvent>(log[seq].input).raw.empty()) << seq;
+  }
+  EXPECT_EQ(report->raw_deleted, 3u);
+  EXPECT_EQ(report->pinned, 2u);
+  // Applying it again finds nothing more to prune.
+  EXPECT_EQ(ledger_->ApplyRetention(o, clock_.Now())->raw_deleted, 0u);
+  EXPECT_EQ(ledger_->GetCronJob("ns", "a")->metadata.resource_version, "5");
+  EXPECT_EQ(ledger_->ListJobsByOwner("ns", "a")->size(), 1u);
+  EXPECT_TRUE(ledger_->Rebuild(false)->differences.empty());
+}
+
+TEST_F(RetentionTest, LogExpiresButRebuildStillEqualsTheView) {
+  RetentionOptions o;
+  o.log_max_age = std::chrono::hours(24 * 15);
+  auto report = ledger_->ApplyRetention(o, clock_.Now());
+  ASSERT_TRUE(report.ok());
+  auto log = Log();
+  // Day-0 records 1, 2 go; 3 (job a-1) is pinned; day-10 records are younger than 15 days.
+  EXPECT_EQ(report->inputs_deleted, 2u);
+  EXPECT_EQ(report->pinned, 1u);
+  EXPECT_EQ(log.count(1), 0u);
+  EXPECT_EQ(log.count(2), 0u);
+  EXPECT_EQ(log.count(3), 1u);
+  EXPECT_EQ(log.size(), 4u);
+  auto rebuild = ledger_->Rebuild(false);
+  ASSERT_TRUE(rebuild.ok());
+  EXPECT_TRUE(rebuild->differences.empty());
+
+  // Everything older than a day goes except what the view points at.
+  o.log_max_age = std::chrono::hours(24);
+  ASSERT_TRUE(ledger_->ApplyRetention(o, clock_.Now()).ok());
+  log = Log();
+  EXPECT_EQ(log.count(4), 0u);  // b's DELETED is nobody's source any more
+  EXPECT_EQ(log.count(3), 1u);
+  EXPECT_EQ(log.count(5), 1u);
+  EXPECT_TRUE(ledger_->Rebuild(false)->differences.empty());
+  EXPECT_EQ(ledger_->GetCronJob("ns", "c")->metadata.uid, "uc");
+}
+
+}  // namespace
+}  // namespace cronledger::store

@@ -1,0 +1,431 @@
+#include "store/rocksdb_ledger.h"
+
+#include <rocksdb/cache.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+
+#include <chrono>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "store/keys.h"
+
+namespace cronledger::store {
+
+struct RocksDbLedger::Writer {
+  UnitOfWork* unit = nullptr;
+  Result<CommitResult> result = Status::Internal("not written");
+  bool done = false;
+  std::condition_variable cv;
+};
+
+namespace {
+
+constexpr std::string_view kSchemaVersion = "1";
+constexpr int kSchemaVersionNumber = 1;
+
+class SystemClock final : public WallClock {
+ public:
+  Time Now() const override {
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+    return Time::FromUnix(ns / 1000000000, static_cast<int32_t>(ns % 1000000000));
+  }
+};
+
+// The view as the fold sees it during one commit group: the group's own writes over the DB.
+// Writes are collected and flushed to the batch once per key at the end of the group.
+class BatchViewStore final : public ViewStore {
+ public:
+  BatchViewStore(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf) : db_(db), cf_(cf) {}
+
+  Result<std::optional<std::string>> Get(std::string_view key) override {
+    auto it = pending_.find(key);
+    if (it != pending_.end()) return it->second;
+    std::string value;
+    rocksdb::Status s =
+        db_->Get(rocksdb::ReadOptions(), cf_, rocksdb::Slice(key.data(), key.size()), &value);
+    if (s.IsNotFound()) return std::optional<std::string>();
+    if (!s.ok()) return FromRocks(s, "view read");
+    return std::optional<std::string>(std::move(value));
+  }
+  void Put(std::string_view key, std::string_view value) override {
+    pending_[std::string(key)] = std::string(value);
+  }
+  void Delete(std::string_view key) override { pending_[std::string(key)] = std::nullopt; }
+
+  Status Flush(rocksdb::WriteBatch* batch) {
+    for (const auto& [key, value] : pending_) {
+      rocksdb::Status s = value ? batch->Put(cf_, key, *value) : batch->Delete(cf_, key);
+      if (!s.ok()) return FromRocks(s, "view batch");
+    }
+    return Status::Ok();
+  }
+
+ private:
+  rocksdb::DB* db_;
+  rocksdb::ColumnFamilyHandle* cf_;
+  std::map<std::string, std::optional<std::string>, std::less<>> pending_;
+};
+
+bool ValidName(std::string_view s) {
+  return s.find('\0') == std::string_view::npos && s.find('/') == std::string_view::npos;
+}
+
+Status ValidateUnit(const UnitOfWork& unit) {
+  for (const auto& in : unit.inputs) {
+    const auto* ev = std::get_if<model::WatchEvent>(&in);
+    if (ev == nullptr || ev->type == model::WatchEventType::kBookmark) continue;
+    if (ev->name.empty() || !ValidName(ev->name) || !ValidName(ev->namespace_)) {
+      return Status::InvalidArgument("watch event: invalid namespace/name \"" + ev->namespace_ +
+                                     "/" + ev->name + "\"");
+    }
+  }
+  return Status::Ok();
+}
+
+rocksdb::ColumnFamilyOptions CfOptions(Cf cf, const std::shared_ptr<rocksdb::Cache>& cache) {
+  rocksdb::ColumnFamilyOptions o;
+  rocksdb::BlockBasedTableOptions t;
+  t.block_cache = cache;
+  o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+  o.compression = rocksdb::kLZ4Compression;
+  if (cf == kRawCf) {
+    // Raw objects are large and repetitive (managedFields): LZ4 when flushed, ZSTD once settled.
+    o.bottommost_compression = rocksdb::kZSTD;
+  }
+  return o;
+}
+
+}  // namespace
+
+const WallClock& SystemWallClock() {
+  static const SystemClock clock;
+  return clock;
+}
+
+const char* CfName(Cf cf) {
+  static constexpr const char* kNames[kCfCount] = {
+      "default", "inputs", "raw", "view", "state", "decisions", "audit", "quarantine", "meta"};
+  return kNames[cf];
+}
+
+Status FromRocks(const rocksdb::Status& s, std::string_view context) {
+  if (s.ok()) return Status::Ok();
+  std::string msg = std::string(context) + ": " + s.ToString();
+  if (s.IsNotFound()) return Status::NotFound(msg);
+  if (s.IsCorruption()) return Status::Corruption(msg);
+  if (s.IsInvalidArgument()) return Status::InvalidArgument(msg);
+  if (s.IsBusy() || s.IsTryAgain()) return Status::Unavailable(msg);
+  return Status::IoError(msg);
+}
+
+Result<SyncMode> ParseSyncMode(std::string_view s) {
+  if (s == "always") return SyncMode::kAlways;
+  if (s == "batch") return SyncMode::kBatch;
+  if (s == "none") return SyncMode::kNone;
+  return Status::InvalidArgument("--sync must be always, batch or none, not \"" + std::string(s) +
+                                 "\"");
+}
+
+std::string_view SyncModeName(SyncMode m) {
+  switch (m) {
+    case SyncMode::kAlways:
+      return "always";
+    case SyncMode::kBatch:
+      return "batch";
+    case SyncMode::kNone:
+      return "none";
+  }
+  return "unknown";
+}
+
+Result<std::unique_ptr<Ledger>> Ledger::Open(const LedgerOptions& options) {
+  return RocksDbLedger::OpenImpl(options);
+}
+
+RocksDbLedger::RocksDbLedger(const LedgerOptions& options)
+    : options_(options), clock_(options.clock ? options.clock : &SystemWallClock()) {}
+
+Result<std::unique_ptr<Ledger>> RocksDbLedger::OpenImpl(const LedgerOptions& options) {
+  if (options.path.empty()) return Status::InvalidArgument("ledger: empty path");
+  std::unique_ptr<RocksDbLedger> ledger(new RocksDbLedger(options));
+  rocksdb::DBOptions db_options;
+  db_options.create_if_missing = options.create_if_missing;
+  db_options.create_missing_column_families = true;
+  db_options.max_background_jobs = 2;
+  db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+  auto cache = rocksdb::NewLRUCache(64u << 20);
+
+  // Open every column family the database has (a newer build may have added some) plus ours.
+  std::vector<std::string> existing;
+  rocksdb::Status ls = rocksdb::DB::ListColumnFamilies(db_options, options.path, &existing);
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (size_t i = 0; i < kCfCount; ++i) {
+    descriptors.emplace_back(CfName(static_cast<Cf>(i)), CfOptions(static_cast<Cf>(i), cache));
+  }
+  if (ls.ok()) {
+    for (const auto& name : existing) {
+      bool ours = false;
+      for (const auto& d : descriptors) ours = ours || d.name == name;
+      if (!ours) descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions());
+    }
+  }
+  rocksdb::DB* raw_db = nullptr;
+  rocksdb::Status s =
+      rocksdb::DB::Open(db_options, options.path, descriptors, &ledger->cfs_, &raw_db);
+  if (!s.ok()) return FromRocks(s, "ledger: open " + options.path);
+  ledger->db_.reset(raw_db);
+  CL_RETURN_IF_ERROR(ledger->LoadMeta());
+  if (options.sync == SyncMode::kBatch) {
+    ledger->sync_thread_ = std::thread([l = ledger.get()] { l->SyncLoop(); });
+  }
+  return std::unique_ptr<Ledger>(std::move(ledger));
+}
+
+RocksDbLedger::~RocksDbLedger() {
+  if (sync_thread_.joinable()) {
+    {
+      std::lock_guard<std::mutex> l(sync_mu_);
+      stopping_ = true;
+    }
+    sync_cv_.notify_all();
+    sync_thread_.join();
+  }
+  if (db_) {
+    for (auto* cf : cfs_) {
+      // Ignoring the status is deliberate: a handle that fails to close leaks nothing we can free.
+      (void)db_->DestroyColumnFamilyHandle(cf);
+    }
+    cfs_.clear();
+    (void)db_->Close();  // deliberate: the destructor has nobody to report to; WAL is durable
+  }
+}
+
+Status RocksDbLedger::LoadMeta() {
+  auto version = GetRaw(kMetaCf, keys::kSchemaVersion);
+  if (version.ok()) {
+    if (*version != kSchemaVersion) {
+      return Status::FailedPrecondition("ledger: schema version " + *version +
+                                        " is not supported by this build (supports " +
+                                        std::string(kSchemaVersion) + ")");
+    }
+  } else if (version.status().IsNotFound()) {
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    CL_RETURN_IF_ERROR(FromRocks(db_->Put(wo, cfs_[kMetaCf], keys::kSchemaVersion, kSchemaVersion),
+                                 "ledger: write schema version"));
+  } else {
+    return version.status();
+  }
+  const std::pair<std::string_view, uint64_t*> counters[] = {
+      {keys::kLastInputSeq, &committed_.last_input_seq},
+      {keys::kLastDecisionSeq, &committed_.last_decision_seq},
+      {keys::kLastQuarantineId, &committed_.last_quarantine_id},
+  };
+  for (const auto& [key, out] : counters) {
+    auto v = GetRaw(kMetaCf, key);
+    if (v.ok()) {
+      if (!keys::GetBe64(*v, out))
+        return Status::Corruption("ledger: bad meta " + std::string(key));
+    } else if (!v.status().IsNotFound()) {
+      return v.status();
+    }
+  }
+  return Status::Ok();
+}
+
+Result<CommitResult> RocksDbLedger::Commit(UnitOfWork unit) {
+  CL_RETURN_IF_ERROR(ValidateUnit(unit));
+  std::unique_lock<std::mutex> maintenance(maintenance_mu_, std::defer_lock);
+  Writer w;
+  w.unit = &unit;
+  std::unique_lock<std::mutex> l(mu_);
+  writers_.push_back(&w);
+  while (!w.done && &w != writers_.front()) w.cv.wait(l);
+  if (w.done) return std::move(w.result);
+
+  // Leader: take the queue as it is now (bounded by bytes), write it, wake the group.
+  std::vector<Writer*> group;
+  size_t bytes = 0;
+  for (Writer* x : writers_) {
+    size_t unit_bytes = 0;
+    for (const auto& in : x->unit->inputs) {
+      if (const auto* ev = std::get_if<model::WatchEvent>(&in)) unit_bytes += ev->raw.size();
+      unit_bytes += 64;
+    }
+    if (!group.empty() && bytes + unit_bytes > options_.max_group_bytes) break;
+    bytes += unit_bytes;
+    group.push_back(x);
+  }
+  Counters next = committed_;
+  l.unlock();
+
+  maintenance.lock();
+  if (options_.before_group_write) options_.before_group_write();
+  rocksdb::WriteBatch batch;
+  BatchViewStore overlay(db_.get(), cfs_[kViewCf]);
+  const Time now = clock_->Now();
+  Status status;
+  uint64_t records = 0;
+  std::vector<CommitResult> results(group.size());
+  for (size_t i = 0; i < group.size() && status.ok(); ++i) {
+    status = AddUnit(group[i]->unit, &overlay, &batch, &next, &results[i], now);
+    records += group[i]->unit->inputs.size() + group[i]->unit->decisions.size();
+  }
+  if (status.ok()) status = overlay.Flush(&batch);
+  if (status.ok()) {
+    const std::pair<std::string_view, uint64_t> meta[] = {
+        {keys::kLastInputSeq, next.last_input_seq},
+        {keys::kLastDecisionSeq, next.last_decision_seq},
+        {keys::kLastQuarantineId, next.last_quarantine_id},
+    };
+    for (const auto& [key, value] : meta) {
+      if (status.ok()) status = FromRocks(batch.Put(cfs_[kMetaCf], key, keys::Be64(value)), "meta");
+    }
+  }
+  if (status.ok()) status = WriteGroup(&batch, records);
+  maintenance.unlock();
+
+  l.lock();
+  if (status.ok()) {
+    committed_ = next;
+    stats_.units += group.size();
+    stats_.groups += 1;
+  }
+  for (size_t i = 0; i < group.size(); ++i) {
+    Writer* x = writers_.front();
+    writers_.pop_front();
+    CL_CHECK(x == group[i]);
+    if (status.ok()) {
+      x->result = results[i];
+    } else {
+      x->result = status;
+    }
+    x->done = true;
+    if (x != &w) x->cv.notify_one();
+  }
+  if (!writers_.empty()) writers_.front()->cv.notify_one();
+  return std::move(w.result);
+}
+
+Status RocksDbLedger::AddUnit(UnitOfWork* unit, ViewStore* overlay, rocksdb::WriteBatch* batch,
+                              Counters* next, CommitResult* result, Time now) {
+  auto put = [batch, this](Cf cf, const std::string& key, std::string_view value) {
+    return FromRocks(batch->Put(cfs_[cf], key, rocksdb::Slice(value.data(), value.size())),
+                     "batch");
+  };
+  uint64_t last_tick_seq = 0;
+  for (auto& in : unit->inputs) {
+    const uint64_t seq = ++next->last_input_seq;
+    if (result->first_input_seq == 0) result->first_input_seq = seq;
+    result->last_input_seq = seq;
+    const std::string key = keys::Be64(seq);
+    if (auto* ev = std::get_if<model::WatchEvent>(&in)) {
+      std::string raw = std::move(ev->raw);
+      ev->raw.clear();
+      if (!raw.empty()) CL_RETURN_IF_ERROR(put(kRawCf, key, raw));
+      CL_RETURN_IF_ERROR(put(kInputsCf, key, keys::EncodeLogValue(now, 0, in)));
+      CL_RETURN_IF_ERROR(FoldWatchEvent(*ev, seq, overlay));
+    } else {
+      if (std::holds_alternative<model::Tick>(in)) last_tick_seq = seq;
+      CL_RETURN_IF_ERROR(put(kInputsCf, key, keys::EncodeLogValue(now, 0, in)));
+    }
+  }
+  for (auto& d : unit->decisions) {
+    d.seq = ++next->last_decision_seq;
+    if (result->first_decision_seq == 0) result->first_decision_seq = d.seq;
+    result->last_decision_seq = d.seq;
+    if (d.cause.tick_seq == 0 && last_tick_seq != 0) {
+      d.cause.tick_seq = last_tick_seq;
+      if (d.cause.input_seq == 0) d.cause.input_seq = last_tick_seq - 1;
+    }
+    CL_RETURN_IF_ERROR(put(kDecisionsCf, keys::Be64(d.seq), model::EncodeDecisionRecord(d)));
+    std::string suffix;
+    keys::PutTimeKey(&suffix, d.time);
+    keys::PutBe64(&suffix, d.seq);
+    const std::string action(1, static_cast<char>(d.action));
+    CL_RETURN_IF_ERROR(
+        put(kAuditCf, keys::ByCronJobPrefix(d.cron_job.namespace_, d.cron_job.name) + suffix, ""));
+    CL_RETURN_IF_ERROR(put(kAuditCf, keys::ByActionPrefix(d.action) + suffix, ""));
+    CL_RETURN_IF_ERROR(put(kAuditCf, keys::ByTimePrefix() + suffix, action));
+    if (!d.reason.empty()) {
+      CL_RETURN_IF_ERROR(put(kAuditCf, keys::ByReasonPrefix(d.reason) + suffix, action));
+    }
+  }
+  for (auto& q : unit->quarantine) {
+    q.id = ++next->last_quarantine_id;
+    if (q.recorded_at == Time()) q.recorded_at = now;
+    CL_RETURN_IF_ERROR(put(kQuarantineCf, keys::Be64(q.id), keys::EncodeQuarantine(q)));
+  }
+  for (const auto& [key, value] : unit->controller_state) {
+    if (value) {
+      CL_RETURN_IF_ERROR(put(kStateCf, key, *value));
+    } else {
+      CL_RETURN_IF_ERROR(FromRocks(batch->Delete(cfs_[kStateCf], key), "batch"));
+    }
+  }
+  for (const auto& p : unit->positions) {
+    CL_RETURN_IF_ERROR(put(kMetaCf, keys::SourceKey(p.source), p.position));
+  }
+  return Status::Ok();
+}
+
+Status RocksDbLedger::WriteGroup(rocksdb::WriteBatch* batch, uint64_t records) {
+  rocksdb::WriteOptions wo;
+  wo.sync = options_.sync == SyncMode::kAlways;
+  CL_RETURN_IF_ERROR(FromRocks(db_->Write(wo, batch), "ledger: write"));
+  if (options_.sync == SyncMode::kAlways) {
+    std::lock_guard<std::mutex> l(mu_);
+    stats_.syncs += 1;
+  }
+  if (options_.sync != SyncMode::kBatch) return Status::Ok();
+  bool sync_now = false;
+  {
+    std::lock_guard<std::mutex> l(sync_mu_);
+    if (unsynced_records_ == 0) first_unsynced_ = std::chrono::steady_clock::now();
+    unsynced_records_ += records;
+    if (unsynced_records_ >= options_.sync_max_records) {
+      sync_now = true;
+      unsynced_records_ = 0;
+    }
+  }
+  if (!sync_now) {
+    sync_cv_.notify_one();
+    return Status::Ok();
+  }
+  background_syncs_.fetch_add(1);
+  return FromRocks(db_->SyncWAL(), "ledger: sync");
+}
+
+void RocksDbLedger::SyncLoop() {
+  std::unique_lock<std::mutex> l(sync_mu_);
+  while (true) {
+    sync_cv_.wait(l, [this] { return stopping_ || unsynced_records_ > 0; });
+    if (unsynced_records_ == 0) break;  // stopping with nothing to sync
+    if (!stopping_) {
+      const auto deadline = first_unsynced_ + options_.sync_window;
+      sync_cv_.wait_until(l, deadline, [this] { return stopping_ || unsynced_records_ == 0; });
+    }
+    if (unsynced_records_ == 0) continue;
+    unsynced_records_ = 0;
+    l.unlock();
+    // A failed background sync is retried by the next one; a write error also surfaces on the
+    // next Write(), which reports it to its caller.
+    (void)db_->SyncWAL();
+    background_syncs_.fetch_add(1);
+    l.lock();
+  }
+}
+
+CommitStats RocksDbLedger::Stats() const {
+  std::lock_guard<std::mutex> l(mu_);
+  CommitStats s = stats_;
+  s.queued = writers_.size();
+  s.syncs += background_syncs_.load();
+  return s;
+}
+
+}  // namespace cronledger::store

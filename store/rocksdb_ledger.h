@@ -1,0 +1,127 @@
+#pragma once
+
+// RocksDbLedger: the Ledger on RocksDB. Internal to store/ (RocksDB types stay out of ledger.h).
+
+#include <rocksdb/db.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "store/ledger.h"
+
+namespace cronledger::store {
+
+// Column families, in the order they are opened (docs/ledger.md).
+enum Cf : size_t {
+  kDefaultCf = 0,
+  kInputsCf,
+  kRawCf,
+  kViewCf,
+  kStateCf,
+  kDecisionsCf,
+  kAuditCf,
+  kQuarantineCf,
+  kMetaCf,
+  kCfCount,
+};
+const char* CfName(Cf cf);
+
+// Converts a RocksDB status into ours (once, at the adapter boundary).
+Status FromRocks(const rocksdb::Status& s, std::string_view context);
+
+class RocksDbLedger final : public Ledger {
+ public:
+  static Result<std::unique_ptr<Ledger>> OpenImpl(const LedgerOptions& options);
+  ~RocksDbLedger() override;
+
+  Result<CommitResult> Commit(UnitOfWork unit) override;
+
+  Result<model::CronJob> GetCronJob(std::string_view ns, std::string_view name) override;
+  Result<ViewObject> GetObject(model::ObjectKind kind, std::string_view ns,
+                               std::string_view name) override;
+  Result<std::vector<model::Job>> ListJobsByOwner(std::string_view ns,
+                                                  std::string_view owner) override;
+  Result<std::vector<ObjectEntry>> ListCronJobEntries() override;
+  Result<std::vector<model::CronJob>> ListCronJobs() override;
+  Result<CronJobView> ReadCronJobView(std::string_view ns, std::string_view name) override;
+  Result<std::string> GetResourceVersion(std::string_view resource) override;
+  Result<std::string> GetControllerState(std::string_view key) override;
+
+  Status ScanInputs(uint64_t from_seq, bool with_raw,
+                    const std::function<bool(const LogRecord&)>& fn) override;
+  Status ScanDecisions(uint64_t from_seq,
+                       const std::function<bool(const model::Decision&)>& fn) override;
+  Result<std::vector<model::Decision>> DecisionsByCronJob(std::string_view ns,
+                                                          std::string_view name, Time from, Time to,
+                                                          size_t limit) override;
+  Result<std::vector<model::Decision>> DecisionsByActionReason(
+      std::optional<model::DecisionAction> action, std::string_view reason, Time from, Time to,
+      size_t limit) override;
+  Result<std::vector<QuarantineEntry>> ListQuarantine(uint64_t from_id, size_t limit) override;
+
+  Result<LedgerMeta> Meta() override;
+  Result<std::string> GetSourcePosition(std::string_view source) override;
+  CommitStats Stats() const override;
+
+  Result<RebuildReport> Rebuild(bool repair) override;
+  Status Backup(const std::string& dir) override;
+  Result<RetentionReport> ApplyRetention(const RetentionOptions& options, Time now) override;
+
+ private:
+  struct Writer;
+  struct Counters {
+    uint64_t last_input_seq = 0;
+    uint64_t last_decision_seq = 0;
+    uint64_t last_quarantine_id = 0;
+  };
+
+  explicit RocksDbLedger(const LedgerOptions& options);
+  Status LoadMeta();
+  // Appends `unit` to `batch`, advancing `next` and filling `result`. Reads the view through
+  // `overlay`, which holds the group's earlier writes.
+  Status AddUnit(UnitOfWork* unit, ViewStore* overlay, rocksdb::WriteBatch* batch, Counters* next,
+                 CommitResult* result, Time now);
+  Status WriteGroup(rocksdb::WriteBatch* batch, uint64_t records);
+  void SyncLoop();
+
+  // Reads `key` of `cf` at `snapshot` (null = latest); NotFound when absent.
+  Result<std::string> GetRaw(Cf cf, std::string_view key,
+                             const rocksdb::Snapshot* snapshot = nullptr);
+  Result<ViewObject> GetObjectAt(model::ObjectKind kind, std::string_view ns, std::string_view name,
+                                 const rocksdb::Snapshot* snapshot);
+  Result<std::vector<model::Job>> JobsByOwnerAt(std::string_view ns, std::string_view owner,
+                                                const rocksdb::Snapshot* snapshot);
+  Result<std::vector<model::Decision>> IndexScan(const std::string& prefix, Time from, Time to,
+                                                 size_t limit,
+                                                 std::optional<model::DecisionAction> action);
+
+  LedgerOptions options_;
+  const WallClock* clock_;
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> cfs_;
+
+  // Group commit (leader/follower, as leveldb's DBImpl::Write): writers queue up; the front one
+  // leads, writes the whole queue it sees in one batch and wakes the rest.
+  mutable std::mutex mu_;
+  std::deque<Writer*> writers_;
+  Counters committed_;  // guarded by mu_; advanced only after a successful write
+  CommitStats stats_;   // guarded by mu_
+  // Rebuild(repair) and retention exclude commits.
+  std::mutex maintenance_mu_;
+
+  // SyncMode::kBatch: unsynced records and the background fsync.
+  std::mutex sync_mu_;
+  std::condition_variable sync_cv_;
+  uint64_t unsynced_records_ = 0;
+  std::chrono::steady_clock::time_point first_unsynced_;
+  bool stopping_ = false;
+  std::atomic<uint64_t> background_syncs_{0};
+  std::thread sync_thread_;
+};
+
+}  // namespace cronledger::store
