@@ -29,7 +29,8 @@ class Schedule {
 // "expected exactly 5 fields, found 6: [...]", "provided bad location ...", ...). Inputs on which
 // the Go parser panics (e.g. "TZ=UTC" with no space) return "invalid schedule format: ..." like the
 // newest Kubernetes wrapper. Without a TZ= prefix the schedule runs in `tzdb.Local()`.
-Result<std::unique_ptr<Schedule>> ParseStandard(std::string_view spec, const model::TimeZoneDb& tzdb);
+Result<std::unique_ptr<Schedule>> ParseStandard(std::string_view spec,
+                                                const model::TimeZoneDb& tzdb);
 
 // How Kubernetes turns (schedule, timeZone) into the text it parses (spec §6.5).
 struct FormattedSchedule {
