@@ -65,6 +65,7 @@ Json EncodeDecision(const Decision& d) {
       {"namespace", d.cron_job.namespace_}, {"name", d.cron_job.name}, {"uid", d.cron_job.uid}};
   j["action"] = DecisionActionName(d.action);
   if (d.scheduled_time) j["scheduledTime"] = FormatRfc3339Nano(*d.scheduled_time);
+  if (d.range_end) j["rangeEnd"] = FormatRfc3339Nano(*d.range_end);
   if (!d.reason.empty()) j["reason"] = d.reason;
   if (d.job_name || !d.job_object.is_null()) {
     Json job = Json::object();
@@ -108,6 +109,7 @@ Result<Decision> DecodeDecision(const Json& j) {
   CL_ASSIGN_OR_RETURN(auto action, OptString(j, "action", "decision"));
   CL_ASSIGN_OR_RETURN(d.action, ParseDecisionAction(action.value_or("")));
   CL_ASSIGN_OR_RETURN(d.scheduled_time, OptNanoTime(j, "scheduledTime", "decision"));
+  CL_ASSIGN_OR_RETURN(d.range_end, OptNanoTime(j, "rangeEnd", "decision"));
   CL_ASSIGN_OR_RETURN(auto reason, OptString(j, "reason", "decision"));
   d.reason = reason.value_or("");
   CL_ASSIGN_OR_RETURN(Json job, OptObject(j, "job", "decision"));
@@ -137,5 +139,35 @@ Result<Decision> DecodeDecision(const Json& j) {
 }
 
 std::string CanonicalDecisionBytes(const Decision& d) { return DumpJson(EncodeDecision(d)); }
+
+Json EncodeAccountingState(const AccountingState& s) {
+  Json j = Json::object();
+  auto put_time = [&j](const char* key, const std::optional<Time>& t) {
+    j[key] = t ? Json(FormatRfc3339Nano(*t)) : Json(nullptr);
+  };
+  put_time("accountedThrough", s.accounted_through);
+  put_time("pendingSlot", s.pending_slot);
+  j["pendingReason"] = s.pending_reason;
+  j["blockedReason"] = s.blocked_reason;
+  j["blockedKey"] = s.blocked_key;
+  put_time("blockedUntil", s.blocked_until);
+  return j;
+}
+
+Result<AccountingState> DecodeAccountingState(const Json& j) {
+  if (!j.is_object()) return Status::InvalidArgument("accountingState: expected object");
+  const std::string_view path = "accountingState";
+  AccountingState s;
+  CL_ASSIGN_OR_RETURN(s.accounted_through, OptNanoTime(j, "accountedThrough", path));
+  CL_ASSIGN_OR_RETURN(s.pending_slot, OptNanoTime(j, "pendingSlot", path));
+  CL_ASSIGN_OR_RETURN(auto pending_reason, OptString(j, "pendingReason", path));
+  s.pending_reason = pending_reason.value_or("");
+  CL_ASSIGN_OR_RETURN(auto blocked_reason, OptString(j, "blockedReason", path));
+  s.blocked_reason = blocked_reason.value_or("");
+  CL_ASSIGN_OR_RETURN(auto blocked_key, OptString(j, "blockedKey", path));
+  s.blocked_key = blocked_key.value_or("");
+  CL_ASSIGN_OR_RETURN(s.blocked_until, OptNanoTime(j, "blockedUntil", path));
+  return s;
+}
 
 }  // namespace cronledger::model

@@ -73,6 +73,9 @@ struct Decision {
   CronJobRef cron_job;
   DecisionAction action = DecisionAction::kScheduled;
   std::optional<Time> scheduled_time;
+  // A skipped record may stand for a whole range of fire times (reason TooManyMissed): every fire
+  // time in [scheduled_time, range_end] is accounted by this one record.
+  std::optional<Time> range_end;
   std::string reason;  // skip reason, or the Kubernetes event reason for kEvent
   std::optional<std::string> job_name;
   Json job_object;                        // createJob: the Job as requested; null otherwise
@@ -92,5 +95,28 @@ Result<Decision> DecodeDecision(const Json& j);
 std::string CanonicalDecisionBytes(const Decision& d);
 
 PolicySnapshot SnapshotPolicy(const struct CronJobSpec& spec);
+
+// The reconciler's per-CronJob bookkeeping that makes the decision stream account for every fire
+// time exactly once (docs/reconciler.md, "Accounting"). It is part of the view: an input and an
+// output of every pass, persisted with the pass, so replay reproduces it exactly.
+struct AccountingState {
+  // Every fire time at or before this instant already has its terminal record.
+  std::optional<Time> accounted_through;
+  // The most recent due fire time that was looked at but may still start (Forbid, suspend,
+  // deadline, failed create...), and the skip reason it gets if it ends without a Job.
+  std::optional<Time> pending_slot;
+  std::string pending_reason;
+  // While the schedule or time zone cannot be evaluated: the skip reason, the condition key that
+  // was last recorded (so it is recorded once), and the `now` of the last such pass. Fire times
+  // up to `blocked_until` that end without a Job get `blocked_reason`.
+  std::string blocked_reason;
+  std::string blocked_key;
+  std::optional<Time> blocked_until;
+
+  friend bool operator==(const AccountingState&, const AccountingState&) = default;
+};
+
+Json EncodeAccountingState(const AccountingState& s);
+Result<AccountingState> DecodeAccountingState(const Json& j);
 
 }  // namespace cronledger::model

@@ -1,0 +1,116 @@
+#include "reconciler/cronjob_time.h"
+
+#include <cstdint>
+
+namespace cronledger::reconciler {
+namespace {
+
+constexpr int64_t kNanosPerSecond = 1'000'000'000;
+
+int64_t WrapMul(int64_t a, int64_t b) {
+  // Two's-complement wrap, as Go's int64 multiplication does.
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+
+bool LessThanHalf(Duration x, Duration y) {
+  return static_cast<uint64_t>(x.count()) + static_cast<uint64_t>(x.count()) <
+         static_cast<uint64_t>(y.count());
+}
+
+Time EarliestTime(const model::CronJob& cj) {
+  if (cj.status.last_schedule_time) return *cj.status.last_schedule_time;
+  // metav1.Time zero value when the API object has no creationTimestamp.
+  return cj.metadata.creation_timestamp.value_or(Time::GoZero());
+}
+
+}  // namespace
+
+Duration GoSeconds(int64_t n) { return Duration(WrapMul(n, kNanosPerSecond)); }
+
+Duration GoRound(Duration d, Duration m) {
+  const int64_t dc = d.count();
+  const int64_t mc = m.count();
+  int64_t r = dc % mc;
+  if (dc < 0) {
+    r = -r;
+    if (LessThanHalf(Duration(r), m)) return Duration(dc + r);
+    const int64_t d1 = static_cast<int64_t>(static_cast<uint64_t>(dc) - static_cast<uint64_t>(mc) +
+                                            static_cast<uint64_t>(r));
+    return d1 < dc ? Duration(d1) : kMinDuration;
+  }
+  if (LessThanHalf(Duration(r), m)) return Duration(dc - r);
+  const int64_t d1 = static_cast<int64_t>(static_cast<uint64_t>(dc) + static_cast<uint64_t>(mc) -
+                                          static_cast<uint64_t>(r));
+  return d1 > dc ? Duration(d1) : kMaxDuration;
+}
+
+int64_t GoWholeSeconds(Duration d) {
+  // Go: float64(sec) + float64(nsec)/1e9, then a truncating float->int conversion.
+  const int64_t sec = d.count() / kNanosPerSecond;
+  const int64_t nsec = d.count() % kNanosPerSecond;
+  const double seconds = static_cast<double>(sec) + static_cast<double>(nsec) / 1e9;
+  return static_cast<int64_t>(seconds);
+}
+
+Time NextOrZero(const Schedule& schedule, Time t) {
+  return schedule.Next(t).value_or(Time::GoZero());
+}
+
+Result<MostRecent> MostRecentScheduleTime(const model::CronJob& cj, Time now,
+                                          const Schedule& schedule, bool include_deadline) {
+  MostRecent out;
+  out.earliest = EarliestTime(cj);
+  if (include_deadline && cj.spec.starting_deadline_seconds) {
+    const Time deadline = now.Add(-GoSeconds(*cj.spec.starting_deadline_seconds));
+    if (deadline > out.earliest) out.earliest = deadline;
+  }
+  const Time t1 = NextOrZero(schedule, out.earliest);
+  const Time t2 = NextOrZero(schedule, t1);
+  if (now < t1) return out;
+  if (now < t2) {
+    out.most_recent = t1;
+    return out;
+  }
+  // spec §7.1 steps 5-6: an estimate of the missed count so that decades of skew cost no CPU.
+  const int64_t gap = GoWholeSeconds(GoRound(t2.Sub(t1), std::chrono::seconds(1)));
+  if (gap < 1) {
+    return Status::InvalidArgument("time difference between two schedules is less than 1 second");
+  }
+  const int64_t elapsed = GoWholeSeconds(now.Sub(t1));
+  const int64_t missed = elapsed / gap + 1;
+  const Time start = t1.Add(GoSeconds(WrapMul(missed - 2, gap)));
+  std::optional<Time> last;
+  for (std::optional<Time> t = schedule.Next(start); t && *t <= now; t = schedule.Next(*t)) {
+    if (last && *t <= *last) break;  // defensive: a non-advancing schedule must not loop forever
+    last = t;
+  }
+  out.missed = missed > kTooManyMissedThreshold ? Missed::kMany : Missed::kFew;
+  out.most_recent = last;
+  return out;
+}
+
+Result<NextSchedule> NextScheduleTime(const model::CronJob& cj, Time now,
+                                      const Schedule& schedule) {
+  CL_ASSIGN_OR_RETURN(MostRecent mr, MostRecentScheduleTime(cj, now, schedule, true));
+  NextSchedule out;
+  if (!mr.most_recent || *mr.most_recent > now) return out;
+  out.scheduled = mr.most_recent;
+  out.too_many_missed = mr.missed == Missed::kMany;
+  return out;
+}
+
+Duration NextScheduleTimeDuration(const model::CronJob& cj, Time now, const Schedule& schedule) {
+  Time base = now;
+  auto mr = MostRecentScheduleTime(cj, now, schedule, false);
+  if (mr.ok()) {
+    if (mr->most_recent) {
+      base = *mr->most_recent;
+    } else if (mr->missed == Missed::kNone) {
+      base = mr->earliest;
+    }
+    // else: missed but none found -> now (the fix for upstream issue #118789, spec §7.3).
+  }
+  return NextOrZero(schedule, base).Add(kNextScheduleDelta).Sub(now);
+}
+
+}  // namespace cronledger::reconciler

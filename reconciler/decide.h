@@ -1,0 +1,73 @@
+#pragma once
+
+// decide(): one upstream `sync(key)` pass (spec §3-§8) as a pure, replayable state machine.
+//
+// The upstream pass interleaves API calls with its decisions. Decide() re-runs the pass from the
+// start every time it is called, answering each API call it reaches with the next recorded
+// outcome from `SyncInput::outcomes`. When it reaches a call that has no recorded outcome yet it
+// stops and returns that call; the driver performs it, appends the outcome, and calls Decide()
+// again. When the pass completes it returns the final result. The same input always gives the
+// same output (DESIGN.md rules 2 and 4): no clocks, I/O, randomness or unordered iteration.
+//
+//   Step s = Decide(in);
+//   while (s.next_call) { in.outcomes.push_back(Perform(*s.next_call)); s = Decide(in); }
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/api_call.h"
+#include "model/decision.h"
+#include "model/objects.h"
+#include "model/time.h"
+#include "model/timezone.h"
+
+namespace cronledger::reconciler {
+
+struct DecideOptions {
+  // Run history cleanup (spec §5) before scheduling. Default: true.
+  bool history_cleanup = true;
+};
+
+// A Kubernetes Event recorded on the CronJob (spec §10).
+struct Event {
+  std::string type;  // "Normal" | "Warning"
+  std::string reason;
+  std::string message;
+  friend bool operator==(const Event&, const Event&) = default;
+};
+
+struct SyncInput {
+  model::CronJob cron_job;       // from the informer cache
+  std::vector<model::Job> jobs;  // the Jobs of the CronJob's namespace from the cache
+  Time now;                      // read once by the driver and recorded
+  DecideOptions options;
+  // The tz database; its Local() is Go's Local for schedules without a zone. Not owned; must
+  // outlive the call.
+  const model::TimeZoneDb* tzdb = nullptr;
+  model::AccountingState accounting;        // the per-CronJob ledger bookkeeping (input)
+  std::vector<model::ApiOutcome> outcomes;  // outcomes of the calls already made in this pass
+};
+
+struct SyncResult {
+  std::vector<model::ApiCall> actions;  // the API calls of the pass, in the order performed
+  std::vector<Event> events;
+  model::CronJobStatus status;  // the status after the pass (written or not)
+  bool status_changed = false;  // an UpdateStatus call was made (spec §3 step 6)
+  std::optional<Duration> requeue_after;
+  std::optional<std::string> error;  // the pass failed: retry with back-off
+  // The records this pass appends to the ledger; cause and seq are left for the driver.
+  std::vector<model::Decision> decisions;
+  model::AccountingState accounting;  // the bookkeeping after the pass (output)
+};
+
+struct Step {
+  // Set while the pass needs an API call performed; `result` is then meaningless.
+  std::optional<model::ApiCall> next_call;
+  SyncResult result;
+};
+
+// Never throws; CL_CHECKs that `in.tzdb` is set.
+Step Decide(const SyncInput& in);
+
+}  // namespace cronledger::reconciler

@@ -1,0 +1,103 @@
+#include "reconciler/job_builder.h"
+
+#include <cstdio>
+
+namespace cronledger::reconciler {
+
+std::string JobName(const std::string& cron_job_name, Time scheduled) {
+  // C++ integer division truncates toward zero, like Go's (Go's zero time -> "-1035593280").
+  return cron_job_name + "-" + std::to_string(scheduled.unix_seconds() / 60);
+}
+
+Result<model::Json> BuildJob(const model::CronJob& cj, Time scheduled,
+                             const model::TimeZoneDb& tzdb) {
+  // The annotation uses spec.timeZone even when the schedule carries its own TZ= (spec §12), and
+  // UTC (not the controller's Local) when the field is absent.
+  int offset = 0;
+  if (cj.spec.time_zone) {
+    auto zone = tzdb.Load(*cj.spec.time_zone);
+    if (!zone.ok()) return zone.status();
+    offset = (*zone)->OffsetAt(scheduled.unix_seconds());
+  }
+  const std::string name = JobName(cj.metadata.name, scheduled);
+  model::Json meta = model::Json::object();
+  meta["name"] = name;
+  meta["namespace"] = cj.metadata.namespace_;
+  if (!cj.spec.job_template.labels.empty()) {
+    meta["labels"] = model::Json(cj.spec.job_template.labels);
+  }
+  model::Json annotations(cj.spec.job_template.annotations);
+  annotations[kScheduledTimestampAnnotation] = FormatRfc3339(scheduled, offset);
+  meta["annotations"] = std::move(annotations);
+  // The owner reference names the CronJob's own group/version (batch/v1 for built-in CronJobs,
+  // cronledger.io/v1 for the project's CRD).
+  const std::string api_version = cj.api_version.empty() ? "batch/v1" : cj.api_version;
+  meta["ownerReferences"] = model::Json::array({{{"apiVersion", api_version},
+                                                 {"kind", "CronJob"},
+                                                 {"name", cj.metadata.name},
+                                                 {"uid", cj.metadata.uid},
+                                                 {"controller", true},
+                                                 {"blockOwnerDeletion", true}}});
+  meta["creationTimestamp"] = FormatRfc3339(scheduled);
+  model::Json job = model::Json::object();
+  job["apiVersion"] = "batch/v1";
+  job["kind"] = "Job";
+  job["metadata"] = std::move(meta);
+  job["spec"] = cj.spec.job_template.spec;
+  return job;
+}
+
+std::vector<const model::Job*> OwnedJobs(const model::CronJob& cj,
+                                         const std::vector<model::Job>& jobs) {
+  std::vector<const model::Job*> owned;
+  for (const auto& job : jobs) {
+    if (job.metadata.namespace_ != cj.metadata.namespace_) continue;
+    const model::OwnerReference* ref = job.metadata.ControllerRef();
+    if (ref != nullptr && ref->name == cj.metadata.name) owned.push_back(&job);
+  }
+  return owned;
+}
+
+bool JobStartedBefore(const model::Job& a, const model::Job& b) {
+  const auto& sa = a.status.start_time;
+  const auto& sb = b.status.start_time;
+  if (!sa && sb) return false;
+  if (sa && !sb) return true;
+  if (sa == sb) return a.metadata.name < b.metadata.name;
+  return *sa < *sb;
+}
+
+std::string GoQuote(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+          out += buf;
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out += "\"";
+  return out;
+}
+
+}  // namespace cronledger::reconciler

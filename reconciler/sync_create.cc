@@ -1,0 +1,103 @@
+// spec §6.11-§6.13: build the Job, create it, handle the create outcomes, record the result.
+#include "reconciler/cronjob_time.h"
+#include "reconciler/job_builder.h"
+#include "reconciler/sync_pass.h"
+
+namespace cronledger::reconciler {
+namespace {
+
+using model::ApiKind;
+using model::ApiVerb;
+namespace skip = model::skip_reason;
+
+bool InActive(const model::CronJob& cj, const std::string& uid) {
+  for (const auto& r : cj.status.active) {
+    if (r.uid == uid) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+SyncPass::Flow SyncPass::CreateJob(Time slot) {
+  auto request = BuildJob(work_, slot, *in_.tzdb);
+  if (!request.ok()) {
+    accountant_.Pend(slot, std::string(skip::kSuperseded));
+    return Fail(request.status().message());
+  }
+  const std::string name = JobName(work_.metadata.name, slot);
+  auto created = Call(ApiVerb::kCreate, ApiKind::kJob, work_.metadata.namespace_, name, *request);
+  if (!created) return Flow::kSuspend;
+  model::Json response;
+  bool adopted = false;
+  if (created->reason == model::api_reason::kNamespaceTerminating) {
+    // Any creation will fail; no event (spec §6.12).
+    accountant_.Pend(slot, std::string(skip::kDeleting));
+    return Fail(created->message);
+  } else if (created->reason == model::api_reason::kAlreadyExists) {
+    Flow flow = AdoptExisting(slot, name, &response);
+    if (flow != Flow::kContinue) return flow;
+    adopted = true;
+  } else if (!created->ok()) {
+    Emit("Warning", "FailedCreate", "Error creating job: " + created->message);
+    accountant_.Pend(slot, std::string(skip::kSuperseded));
+    return Fail(created->message);
+  } else {
+    response = created->object;
+  }
+  auto job = model::DecodeJob(response);
+  if (!job.ok()) {
+    accountant_.Pend(slot, std::string(skip::kSuperseded));
+    return Fail("unable to make object reference for job for " + work_.metadata.Key());
+  }
+  if (accountant_.Created(slot)) {
+    model::Decision d = NewRecord(model::DecisionAction::kCreateJob);
+    d.scheduled_time = slot;
+    d.job_name = name;
+    d.job_object = *request;
+    if (adopted) d.message = "the Job already existed and is controlled by this CronJob";
+    DrainSlotRecords();
+    out_.decisions.push_back(std::move(d));
+  }
+  // No SuccessfulCreate (and no skew metric) on the AlreadyExists path (spec §6.12, §11).
+  if (!adopted) Emit("Normal", "SuccessfulCreate", "Created job " + name);
+  // spec §6.13 / §8: the reference comes from the API response; lastScheduleTime = the slot.
+  model::ObjectReference ref;
+  ref.api_version = "batch/v1";
+  ref.kind = "Job";
+  ref.namespace_ = job->metadata.namespace_;
+  ref.name = job->metadata.name;
+  ref.uid = job->metadata.uid;
+  ref.resource_version = job->metadata.resource_version;
+  work_.status.active.push_back(std::move(ref));
+  work_.status.last_schedule_time = slot;
+  sync_update_ = true;
+  return Requeue();
+}
+
+// AlreadyExists: fetch the Job by the requested name in the CronJob's namespace and continue with
+// it only if this CronJob controls it and it is not already in the active list. The early returns
+// carry no requeue delay (spec §6.12).
+SyncPass::Flow SyncPass::AdoptExisting(Time slot, const std::string& name, model::Json* response) {
+  auto got = Call(ApiVerb::kGet, ApiKind::kJob, work_.metadata.namespace_, name);
+  if (!got) return Flow::kSuspend;
+  if (!got->ok()) {
+    accountant_.Pend(slot, std::string(skip::kSuperseded));
+    return Fail(got->message);
+  }
+  auto job = model::DecodeJob(got->object);
+  if (!job.ok()) {
+    accountant_.Pend(slot, std::string(skip::kSuperseded));
+    return Fail("decoding the Job from the API: " + job.status().message());
+  }
+  const model::OwnerReference* owner = job->metadata.ControllerRef();
+  if (owner == nullptr || owner->uid != work_.metadata.uid || InActive(work_, job->metadata.uid)) {
+    // Another actor manages it, or it is already tracked.
+    accountant_.Pend(slot, std::string(skip::kAlreadyProcessed));
+    return Flow::kReturn;
+  }
+  *response = got->object;
+  return Flow::kContinue;
+}
+
+}  // namespace cronledger::reconciler

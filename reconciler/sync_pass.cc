@@ -1,0 +1,264 @@
+#include "reconciler/sync_pass.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "reconciler/job_builder.h"
+
+namespace cronledger::reconciler {
+namespace {
+
+using model::ApiKind;
+using model::ApiVerb;
+using model::DecisionAction;
+
+constexpr const char* kNormal = "Normal";
+constexpr const char* kWarning = "Warning";
+
+bool InActive(const model::CronJob& cj, const std::string& uid) {
+  return std::any_of(cj.status.active.begin(), cj.status.active.end(),
+                     [&](const model::ObjectReference& r) { return r.uid == uid; });
+}
+
+void RemoveActive(model::CronJob* cj, const std::string& uid) {
+  auto& active = cj->status.active;
+  active.erase(std::remove_if(active.begin(), active.end(),
+                              [&](const model::ObjectReference& r) { return r.uid == uid; }),
+               active.end());
+}
+
+Time DefaultAnchor(const model::CronJob& cj) {
+  if (cj.status.last_schedule_time) return *cj.status.last_schedule_time;
+  return cj.metadata.creation_timestamp.value_or(Time::GoZero());
+}
+
+}  // namespace
+
+Step Decide(const SyncInput& in) {
+  CL_CHECK(in.tzdb != nullptr);
+  return SyncPass(in).Run();
+}
+
+SyncPass::SyncPass(const SyncInput& in)
+    : in_(in), work_(in.cron_job), accountant_(in.accounting, DefaultAnchor(in.cron_job), in.now) {}
+
+Step SyncPass::Run() {
+  // spec §3: owned jobs, then cleanup (flag A), then syncCronJob (flag B) on the same list.
+  owned_ = OwnedJobs(in_.cron_job, in_.jobs);
+  Flow flow = Flow::kContinue;
+  if (in_.options.history_cleanup) flow = Cleanup();
+  if (flow == Flow::kContinue) flow = ReconcileOwnedJobs();
+  if (flow == Flow::kContinue) flow = DropMissingActive();
+  if (flow == Flow::kContinue) flow = Schedule();
+  if (flow != Flow::kSuspend) flow = Finish();
+  if (flow == Flow::kSuspend) return Step{std::move(pending_), {}};
+  return Step{std::nullopt, std::move(out_)};
+}
+
+SyncPass::Flow SyncPass::Finish() {
+  DrainSlotRecords();
+  out_.status = work_.status;
+  out_.status_changed = cleanup_update_ || sync_update_;
+  out_.accounting = accountant_.Finish();
+  if (out_.status_changed) {
+    auto outcome = Call(ApiVerb::kUpdateStatus, ApiKind::kCronJob, work_.metadata.namespace_,
+                        work_.metadata.name, model::EncodeCronJob(work_));
+    if (!outcome) return Flow::kSuspend;
+    if (!outcome->ok()) {
+      // spec §3 step 6: a failed status write wins over any requeue delay.
+      out_.error = outcome->message;
+      return Flow::kReturn;
+    }
+    model::Decision d = NewRecord(DecisionAction::kUpdateStatus);
+    d.status = model::EncodeCronJobStatus(work_.status);
+    out_.decisions.push_back(std::move(d));
+  }
+  if (requeue_) {
+    out_.requeue_after = requeue_;
+    model::Decision d = NewRecord(DecisionAction::kRequeue);
+    d.requeue_after = requeue_;
+    out_.decisions.push_back(std::move(d));
+  } else {
+    out_.error = sync_error_;
+  }
+  return Flow::kReturn;
+}
+
+std::optional<model::ApiOutcome> SyncPass::Call(ApiVerb verb, ApiKind kind, const std::string& ns,
+                                                const std::string& name, model::Json object) {
+  model::ApiCall call{verb, kind, ns, name, std::move(object)};
+  if (next_outcome_ >= in_.outcomes.size()) {
+    pending_ = std::move(call);
+    return std::nullopt;
+  }
+  out_.actions.push_back(std::move(call));
+  return in_.outcomes[next_outcome_++];
+}
+
+model::Decision SyncPass::NewRecord(DecisionAction action) const {
+  model::Decision d;
+  d.time = in_.now;
+  d.cron_job = {in_.cron_job.metadata.namespace_, in_.cron_job.metadata.name,
+                in_.cron_job.metadata.uid};
+  d.action = action;
+  d.policy = model::SnapshotPolicy(in_.cron_job.spec);
+  return d;
+}
+
+void SyncPass::Emit(const char* type, const std::string& reason, const std::string& message) {
+  DrainSlotRecords();
+  out_.events.push_back({type, reason, message});
+  model::Decision d = NewRecord(DecisionAction::kEvent);
+  d.reason = reason;
+  d.event_type = type;
+  d.message = message;
+  out_.decisions.push_back(std::move(d));
+}
+
+void SyncPass::DrainSlotRecords() {
+  for (auto& r : accountant_.TakeRecords()) {
+    model::Decision d = NewRecord(r.action);
+    d.scheduled_time = r.scheduled_time;
+    d.range_end = r.range_end;
+    d.reason = std::move(r.reason);
+    if (r.scheduled_time && r.action != DecisionAction::kSkipped) {
+      d.job_name = JobName(in_.cron_job.metadata.name, *r.scheduled_time);
+    }
+    if (!r.message.empty()) d.message = std::move(r.message);
+    out_.decisions.push_back(std::move(d));
+  }
+}
+
+SyncPass::Flow SyncPass::Fail(const std::string& error) {
+  sync_error_ = error;
+  return Flow::kReturn;
+}
+
+SyncPass::Flow SyncPass::DeleteJob(const std::string& ns, const std::string& name,
+                                   const std::string& uid, bool* deleted) {
+  *deleted = false;
+  auto outcome = Call(ApiVerb::kDelete, ApiKind::kJob, ns, name);
+  if (!outcome) return Flow::kSuspend;
+  if (!outcome->ok()) {
+    Emit(kWarning, "FailedDelete", "Deleted job: " + outcome->message);
+    return Flow::kContinue;
+  }
+  RemoveActive(&work_, uid);
+  model::Decision d = NewRecord(DecisionAction::kDeleteJob);
+  d.job_name = name;
+  out_.decisions.push_back(std::move(d));
+  Emit(kNormal, "SuccessfulDelete", "Deleted job " + name);
+  *deleted = true;
+  return Flow::kContinue;
+}
+
+// spec §5: history cleanup runs before scheduling so that a failing create cannot block it.
+SyncPass::Flow SyncPass::Cleanup() {
+  const auto& spec = work_.spec;
+  if (!spec.successful_jobs_history_limit && !spec.failed_jobs_history_limit) {
+    return Flow::kContinue;
+  }
+  std::vector<const model::Job*> succeeded;
+  std::vector<const model::Job*> failed;
+  for (const model::Job* job : owned_) {
+    const auto condition = model::FinishedCondition(*job);
+    if (condition == "Complete") succeeded.push_back(job);
+    if (condition == "Failed") failed.push_back(job);
+  }
+  Flow flow = Flow::kContinue;
+  if (spec.successful_jobs_history_limit) {
+    flow = RemoveOldest(std::move(succeeded), *spec.successful_jobs_history_limit);
+  }
+  if (flow == Flow::kContinue && spec.failed_jobs_history_limit) {
+    flow = RemoveOldest(std::move(failed), *spec.failed_jobs_history_limit);
+  }
+  return flow;
+}
+
+SyncPass::Flow SyncPass::RemoveOldest(std::vector<const model::Job*> jobs, int64_t limit) {
+  const int64_t size = static_cast<int64_t>(jobs.size());
+  // A negative limit (rejected by API validation) would index past the list in Go; clamp.
+  const int64_t excess = std::min(size, size - limit);
+  if (excess <= 0) return Flow::kContinue;
+  std::stable_sort(jobs.begin(), jobs.end(), [](const model::Job* a, const model::Job* b) {
+    return JobStartedBefore(*a, *b);
+  });
+  for (int64_t i = 0; i < excess; ++i) {
+    const auto& meta = jobs[static_cast<size_t>(i)]->metadata;
+    bool deleted = false;
+    if (DeleteJob(meta.namespace_, meta.name, meta.uid, &deleted) == Flow::kSuspend) {
+      return Flow::kSuspend;
+    }
+    if (deleted) cleanup_update_ = true;
+  }
+  return Flow::kContinue;
+}
+
+// spec §6.1, first loop: owned jobs from the cache against the active list.
+SyncPass::Flow SyncPass::ReconcileOwnedJobs() {
+  for (const model::Job* job : owned_) {
+    const std::string& uid = job->metadata.uid;
+    seen_uids_.insert(uid);
+    const bool found = InActive(work_, uid);
+    const auto condition = model::FinishedCondition(*job);
+    if (!found && !condition) {
+      auto outcome =
+          Call(ApiVerb::kGet, ApiKind::kCronJob, work_.metadata.namespace_, work_.metadata.name);
+      if (!outcome) return Flow::kSuspend;
+      if (!outcome->ok()) return Fail(outcome->message);
+      auto fresh = model::DecodeCronJob(outcome->object);
+      if (!fresh.ok())
+        return Fail("decoding the CronJob from the API: " + fresh.status().message());
+      if (InActive(*fresh, uid)) {
+        // Quirk Q1 (spec §12): from here on upstream works on the fresh copy. cronledger also
+        // WRITES that copy (upstream writes its stale one), see docs/reconciler.md.
+        work_ = std::move(*fresh);
+        continue;
+      }
+      Emit(kWarning, "UnexpectedJob",
+           "Saw a job that the controller did not create or forgot: " + job->metadata.name);
+    } else if (found && condition) {
+      RemoveActive(&work_, uid);
+      Emit(kNormal, "SawCompletedJob",
+           "Saw completed job: " + job->metadata.name + ", condition: " + *condition);
+      sync_update_ = true;
+    }
+    if (condition == "Complete") RecordSuccess(*job);
+  }
+  return Flow::kContinue;
+}
+
+// lastSuccessfulTime only moves forward, but is first set even from an absent completionTime
+// (spec §6.1, §12); the newest upstream does this in the same pass that removes the job.
+void SyncPass::RecordSuccess(const model::Job& job) {
+  auto& last = work_.status.last_successful_time;
+  const auto& completed = job.status.completion_time;
+  if (!last) {
+    last = completed;
+    sync_update_ = true;
+  }
+  if (completed && last && *completed > *last) {
+    last = completed;
+    sync_update_ = true;
+  }
+}
+
+// spec §6.1, second loop: active entries the cache did not show are checked with a fresh GET.
+SyncPass::Flow SyncPass::DropMissingActive() {
+  const std::vector<model::ObjectReference> snapshot = work_.status.active;
+  for (const auto& ref : snapshot) {
+    if (seen_uids_.count(ref.uid) != 0) continue;
+    auto outcome = Call(ApiVerb::kGet, ApiKind::kJob, ref.namespace_, ref.name);
+    if (!outcome) return Flow::kSuspend;
+    if (outcome->reason == model::api_reason::kNotFound) {
+      Emit(kNormal, "MissingJob", "Active job went missing: " + ref.name);
+      RemoveActive(&work_, ref.uid);
+      sync_update_ = true;
+    } else if (!outcome->ok()) {
+      return Fail(outcome->message);
+    }
+  }
+  return Flow::kContinue;
+}
+
+}  // namespace cronledger::reconciler

@@ -1,0 +1,72 @@
+#pragma once
+
+// Internal: the machinery behind Decide(). One SyncPass object runs one replay of the pass.
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "reconciler/decide.h"
+#include "reconciler/schedule.h"
+#include "reconciler/slot_accounting.h"
+
+namespace cronledger::reconciler {
+
+class SyncPass {
+ public:
+  explicit SyncPass(const SyncInput& in);
+  Step Run();
+
+ private:
+  // kSuspend: an API call without a recorded outcome was reached (pending_ holds it).
+  // kReturn: the step returned early, like a Go `return` from syncCronJob.
+  enum class Flow { kContinue, kSuspend, kReturn };
+
+  // --- plumbing (sync_pass.cc)
+  std::optional<model::ApiOutcome> Call(model::ApiVerb verb, model::ApiKind kind,
+                                        const std::string& ns, const std::string& name,
+                                        model::Json object = nullptr);
+  void Emit(const char* type, const std::string& reason, const std::string& message);
+  model::Decision NewRecord(model::DecisionAction action) const;
+  void DrainSlotRecords();
+  Flow Fail(const std::string& error);
+  Flow DeleteJob(const std::string& ns, const std::string& name, const std::string& uid,
+                 bool* deleted);
+  Flow Finish();
+
+  // --- spec §5 and §6.1 (sync_pass.cc)
+  Flow Cleanup();
+  Flow RemoveOldest(std::vector<const model::Job*> jobs, int64_t limit);
+  Flow ReconcileOwnedJobs();
+  void RecordSuccess(const model::Job& job);
+  Flow DropMissingActive();
+
+  // --- spec §6.2-§6.13 (sync_schedule.cc)
+  Flow Schedule();
+  std::unique_ptr<reconciler::Schedule> ParseQuietly() const;
+  Flow CheckPreconditions();
+  Flow ParseSchedule();
+  Flow ActOnSlot(Time slot);
+  Flow ReplaceActive(Time slot);
+  Flow CreateJob(Time slot);
+  Flow AdoptExisting(Time slot, const std::string& name, model::Json* response);
+  Flow Requeue();
+
+  const SyncInput& in_;
+  size_t next_outcome_ = 0;
+  std::optional<model::ApiCall> pending_;
+  model::CronJob work_;  // the copy all status changes go to (spec §3 step 3; Q1 below)
+  std::vector<const model::Job*> owned_;
+  std::set<std::string> seen_uids_;
+  std::unique_ptr<reconciler::Schedule> schedule_;
+  SlotAccountant accountant_;
+  SyncResult out_;
+  bool cleanup_update_ = false;  // flag A of spec §3
+  bool sync_update_ = false;     // flag B of spec §3
+  std::optional<Duration> requeue_;
+  std::optional<std::string> sync_error_;
+};
+
+}  // namespace cronledger::reconciler
