@@ -192,6 +192,9 @@ std::optional<int64_t> SpecSchedule::NextMatchingWall(int64_t wall, int64_t max_
 std::optional<std::optional<int64_t>> SpecSchedule::FastNext(int64_t start) const {
   const model::TimeZone::Period p = zone_->Lookup(start);
   if (start < p.start || start >= p.end) return std::nullopt;
+  // Offsets with seconds (local mean time before ~1900): robfig's Truncate(time.Minute) is
+  // absolute, so its minute steps are not wall-clock minute boundaries; emulate instead.
+  if (p.offset % 60 != 0) return std::nullopt;
   const int64_t o = p.offset;
   const int64_t wall0 = start + o;
   const Civil c = CivilFromUnix(wall0);
