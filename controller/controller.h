@@ -1,0 +1,77 @@
+#pragma once
+
+// The controller loop (issue 5): upstream event handlers (spec §2) over the ledger's view, a
+// rate-limited work queue with timers, workers with per-key exclusivity, and the outbox discipline
+// of DESIGN.md rule 3. One reconcile pass of a key:
+//   1. read the CronJob and its Jobs from the ledger view (one snapshot) and its accounting state;
+//   2. read the wall clock once; commit a Tick (rule 1);
+//   3. run reconciler::Decide; before performing a mutating call (create/delete/updateStatus),
+//      commit its intent; perform it through the Actuator; commit its outcome as an input;
+//      repeat until the pass completes (reads such as GET are performed, then their outcomes
+//      committed);
+//   4. commit the pass's decisions with the new accounting state in one unit of work;
+//   5. record the pass's Kubernetes Events through the Actuator; requeue / retry per spec §2.
+// A crash anywhere loses nothing and creates no duplicate Job (names derive from the slot), and
+// replaying the recorded inputs through Decide reproduces the recorded decisions.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "controller/actuator.h"
+#include "controller/work_queue.h"
+#include "model/clock.h"
+#include "model/inputs.h"
+#include "model/result.h"
+#include "model/timezone.h"
+#include "reconciler/decide.h"
+#include "store/ledger.h"
+
+namespace cronledger::controller {
+
+struct ControllerOptions {
+  // Worker threads for Start(). Default: 2. RunReady() is single-threaded regardless.
+  int workers = 2;
+  reconciler::DecideOptions decide;
+  RateLimiterOptions rate_limiter;
+};
+
+struct ControllerStats {
+  uint64_t passes = 0;
+  uint64_t errors = 0;  // passes that ended with an error (retried with back-off)
+  uint64_t api_calls = 0;
+  uint64_t decisions = 0;
+  uint64_t events_ingested = 0;
+};
+
+class Controller {
+ public:
+  virtual ~Controller() = default;
+
+  // Collaborators are not owned and must outlive the controller.
+  static Result<std::unique_ptr<Controller>> Open(const ControllerOptions& options,
+                                                  store::Ledger& ledger, Actuator& actuator,
+                                                  const WallClock& wall, const MonotonicClock& mono,
+                                                  const model::TimeZoneDb& tzdb);
+
+  // Commits watch events to the ledger as one unit of work (rule 1: before they take effect),
+  // then runs the spec §2 handlers for them (enqueue, schedule-change requeue, Job → owner).
+  virtual Status Ingest(std::vector<model::WatchEvent> events) = 0;
+  // Enqueues every CronJob of the view (start-up after a restart, resync).
+  virtual Status EnqueueAll() = 0;
+
+  // Virtual time / tests: runs passes on the calling thread until no key is ready now.
+  // Returns the number of passes run.
+  virtual Result<size_t> RunReady() = 0;
+  // Monotonic time when the earliest delayed key becomes due.
+  virtual std::optional<int64_t> NextDueNanos() = 0;
+
+  // Real time: starts `workers` threads that wait for ready keys; Stop() drains and joins them.
+  virtual void Start() = 0;
+  virtual void Stop() = 0;
+
+  virtual ControllerStats Stats() const = 0;
+};
+
+}  // namespace cronledger::controller
