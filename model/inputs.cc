@@ -1,6 +1,7 @@
 #include "model/inputs.h"
 
 #include <array>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
@@ -76,6 +77,57 @@ Result<Input> DecodeConfigChangeV1(RecordReader* r) {
     return Truncated("config change");
   }
   return Input(std::move(c));
+}
+
+void EncodeActionIntent(const ActionIntent& a, RecordWriter* w) {
+  w->Time(a.time);
+  w->Varint(a.tick_seq);
+  w->Varint(a.call_index);
+  w->Bytes(a.verb);
+  w->Byte(static_cast<uint8_t>(a.kind));
+  w->Bytes(a.namespace_);
+  w->Bytes(a.name);
+  w->Bytes(a.payload);
+}
+
+Result<Input> DecodeActionIntentV1(RecordReader* r) {
+  ActionIntent a;
+  uint64_t index = 0;
+  uint8_t kind = 0;
+  if (!r->Time(&a.time) || !r->Varint(&a.tick_seq) || !r->Varint(&index) || !r->String(&a.verb) ||
+      !r->Byte(&kind) || !r->String(&a.namespace_) || !r->String(&a.name) ||
+      !r->String(&a.payload)) {
+    return Truncated("action intent");
+  }
+  if (kind < 1 || kind > 2) return Status::Corruption("action intent: unknown object kind");
+  if (index > UINT32_MAX) return Status::Corruption("action intent: call index out of range");
+  a.kind = static_cast<ObjectKind>(kind);
+  a.call_index = static_cast<uint32_t>(index);
+  return Input(std::move(a));
+}
+
+void EncodePassEnd(const PassEnd& p, RecordWriter* w) {
+  w->Time(p.time);
+  w->Varint(p.tick_seq);
+  w->Bytes(p.namespace_);
+  w->Bytes(p.name);
+  w->Bytes(p.uid);
+  w->Varint(p.calls);
+  w->Bytes(p.result);
+  w->Bytes(p.accounting);
+}
+
+Result<Input> DecodePassEndV1(RecordReader* r) {
+  PassEnd p;
+  uint64_t calls = 0;
+  if (!r->Time(&p.time) || !r->Varint(&p.tick_seq) || !r->String(&p.namespace_) ||
+      !r->String(&p.name) || !r->String(&p.uid) || !r->Varint(&calls) || !r->String(&p.result) ||
+      !r->String(&p.accounting)) {
+    return Truncated("pass end");
+  }
+  if (calls > UINT32_MAX) return Status::Corruption("pass end: call count out of range");
+  p.calls = static_cast<uint32_t>(calls);
+  return Input(std::move(p));
 }
 
 // Decision flags: which optional members are present.
@@ -231,10 +283,15 @@ void EncodeInput(const Input& in, std::string* out) {
           w.Bytes(v.name);
           w.Bytes(v.result);
           w.Bytes(v.payload);
-        } else {
+        } else if constexpr (std::is_same_v<T, ConfigChange>) {
           w.Time(v.time);
           w.Bytes(v.key);
           w.Bytes(v.value);
+        } else if constexpr (std::is_same_v<T, ActionIntent>) {
+          EncodeActionIntent(v, &w);
+        } else {
+          static_assert(std::is_same_v<T, PassEnd>);
+          EncodePassEnd(v, &w);
         }
       },
       in);
@@ -267,6 +324,12 @@ Result<Input> DecodeInput(std::string_view bytes) {
       break;
     case RecordType::kConfigChange:
       in = DecodeConfigChangeV1(&r);
+      break;
+    case RecordType::kActionIntent:
+      in = DecodeActionIntentV1(&r);
+      break;
+    case RecordType::kPassEnd:
+      in = DecodePassEndV1(&r);
       break;
     case RecordType::kDecision:
       break;

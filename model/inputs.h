@@ -66,6 +66,8 @@ struct Tick {
 // The result of an action the actuator performed for a committed decision.
 struct ActionOutcome {
   Time time;
+  // The record that decided the action. For the controller's reconcile passes this is the input
+  // seq of the ActionIntent the outcome answers (docs/controller.md).
   uint64_t decision_seq = 0;
   std::string verb;  // "create" | "delete" | "updateStatus" | "get" | "event"
   ObjectKind kind = ObjectKind::kJob;
@@ -84,7 +86,38 @@ struct ConfigChange {
   friend bool operator==(const ConfigChange&, const ConfigChange&) = default;
 };
 
-using Input = std::variant<WatchEvent, Tick, ActionOutcome, ConfigChange>;
+// An API call a reconcile pass is about to perform (DESIGN.md rule 3: decide, record, then act).
+// Committed before the call is made; the ActionOutcome whose decision_seq is this record's seq
+// follows once the call returned. An intent without an outcome is a call whose fate is unknown
+// (the process stopped in between); docs/controller.md describes how recovery treats it.
+struct ActionIntent {
+  Time time;                // the pass's tick `now`
+  uint64_t tick_seq = 0;    // the Tick of the pass
+  uint32_t call_index = 0;  // position among the pass's API calls, from 0
+  std::string verb;         // "get" | "create" | "delete" | "updateStatus"
+  ObjectKind kind = ObjectKind::kJob;
+  std::string namespace_;
+  std::string name;
+  std::string payload;  // the call as canonical JSON (model::EncodeApiCall)
+  friend bool operator==(const ActionIntent&, const ActionIntent&) = default;
+};
+
+// The end of a reconcile pass, committed in one unit with the pass's decisions and state. A Tick
+// without a PassEnd is an interrupted pass: none of its decisions were committed.
+struct PassEnd {
+  Time time;  // the pass's tick `now`
+  uint64_t tick_seq = 0;
+  std::string namespace_;  // the CronJob
+  std::string name;
+  std::string uid;
+  uint32_t calls = 0;      // API calls the pass made (= its outcomes)
+  std::string result;      // "requeue" | "error" | "done"
+  std::string accounting;  // the AccountingState after the pass (model::EncodeAccountingState)
+  friend bool operator==(const PassEnd&, const PassEnd&) = default;
+};
+
+// Append-only: RecordType = index + 1, so new alternatives go at the end.
+using Input = std::variant<WatchEvent, Tick, ActionOutcome, ConfigChange, ActionIntent, PassEnd>;
 
 // The record type byte (byte 1 of an encoded record).
 enum class RecordType : uint8_t {
@@ -92,6 +125,8 @@ enum class RecordType : uint8_t {
   kTick = 2,
   kActionOutcome = 3,
   kConfigChange = 4,
+  kActionIntent = 5,
+  kPassEnd = 6,
   kDecision = 16,
 };
 RecordType InputRecordType(const Input& in);

@@ -34,7 +34,17 @@ std::vector<Input> SampleInputs() {
                         "AlreadyExists",
                         R"({"reason":"AlreadyExists"})"};
   ConfigChange config{Time::FromUnix(1700000002, 5), "historyCleanup", "false"};
-  return {added, bookmark, tick, negative, outcome, config};
+  ActionIntent intent{Time::FromUnix(1700000003, 7),
+                      41,
+                      2,
+                      "create",
+                      ObjectKind::kJob,
+                      "prod",
+                      "backup-28000000",
+                      R"({"verb":"create","kind":"Job"})"};
+  PassEnd end{Time::FromUnix(1700000003, 7), 41, "prod", "backup", "cj-uid", 3, "requeue",
+              R"({"accountedThrough":"2023-11-14T22:13:00Z"})"};
+  return {added, bookmark, tick, negative, outcome, config, intent, ActionIntent{}, end, PassEnd{}};
 }
 
 Decision SampleDecision() {
@@ -65,6 +75,19 @@ TEST(InputsTest, EveryInputTypeRoundTrips) {
     EXPECT_EQ(*decoded, in);
     EXPECT_EQ(EncodeInput(*decoded), bytes);  // encode -> decode -> encode is stable
   }
+}
+
+TEST(InputsTest, IntentAndPassEndHaveTheirOwnRecordTypes) {
+  EXPECT_EQ(InputRecordType(Input(ActionIntent{})), RecordType::kActionIntent);
+  EXPECT_EQ(InputRecordType(Input(PassEnd{})), RecordType::kPassEnd);
+  EXPECT_EQ(static_cast<uint8_t>(EncodeInput(Input(ActionIntent{}))[1]), 5);
+  EXPECT_EQ(static_cast<uint8_t>(EncodeInput(Input(PassEnd{}))[1]), 6);
+  ActionIntent epoch;
+  epoch.time = Time::FromUnix(0);
+  std::string bad_kind = EncodeInput(Input(epoch));
+  // version, type, time (2 bytes), tick_seq, call_index, empty verb, then the kind byte.
+  bad_kind[2 + 2 + 1 + 1 + 1] = 9;
+  EXPECT_TRUE(DecodeInput(bad_kind).status().IsCorruption());
 }
 
 TEST(InputsTest, DecisionRoundTripsWithAndWithoutOptionals) {
