@@ -42,7 +42,13 @@ std::vector<Input> SampleInputs() {
                       "prod",
                       "backup-28000000",
                       R"({"verb":"create","kind":"Job"})"};
-  PassEnd end{Time::FromUnix(1700000003, 7), 41, "prod", "backup", "cj-uid", 3, "requeue",
+  PassEnd end{Time::FromUnix(1700000003, 7),
+              41,
+              "prod",
+              "backup",
+              "cj-uid",
+              3,
+              "requeue",
               R"({"accountedThrough":"2023-11-14T22:13:00Z"})"};
   return {added, bookmark, tick, negative, outcome, config, intent, ActionIntent{}, end, PassEnd{}};
 }
