@@ -34,6 +34,7 @@ class SpecSchedule final : public Schedule {
   std::optional<Time> Next(Time t) const override;
   const model::TimeZone& zone() const override { return *zone_; }
 
+  const CronFields& fields() const { return raw_; }
   // robfig's dayMatches plus the other fields, on a wall-clock reading.
   bool Matches(const Civil& c) const;
 

@@ -1,0 +1,176 @@
+// `cronledger schedule` end to end: runs the built binary (DESIGN.md §4 contract).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#ifndef CRONLEDGER_BINARY
+#error "CRONLEDGER_BINARY must name the cronledger executable"
+#endif
+
+namespace {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+};
+
+std::string ShellQuote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      q += "'\\''";
+    } else {
+      q.push_back(c);
+    }
+  }
+  return q + "'";
+}
+
+// Runs `cronledger schedule ARGS` with `stdin_text` on standard input; stderr is discarded.
+CliRun Schedule(const std::string& args, const std::string& stdin_text = "") {
+  char path[] = "/tmp/cronledger-schedule-cli-XXXXXX";
+  const int fd = mkstemp(path);
+  EXPECT_GE(fd, 0);
+  EXPECT_EQ(write(fd, stdin_text.data(), stdin_text.size()),
+            static_cast<ssize_t>(stdin_text.size()));
+  close(fd);
+  const std::string cmd =
+      ShellQuote(CRONLEDGER_BINARY) + " schedule " + args + " < " + path + " 2>/dev/null";
+  CliRun run;
+  std::FILE* p = popen(cmd.c_str(), "r");
+  EXPECT_NE(p, nullptr);
+  char buf[4096];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) run.out.append(buf, n);
+  const int status = pclose(p);
+  unlink(path);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+TEST(ScheduleCliTest, JsonNextTimes) {
+  const CliRun r = Schedule(
+      "--schedule '30 2 * * *' --time-zone America/New_York --from 2021-03-13T12:00:00Z -n 3 "
+      "--output json");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out,
+            "{\"next\":[\"2021-03-15T06:30:00Z\",\"2021-03-16T06:30:00Z\","
+            "\"2021-03-17T06:30:00Z\"]}\n");
+}
+
+TEST(ScheduleCliTest, ShortOutputFlagAndDefaultCount) {
+  const CliRun r = Schedule("--schedule '@hourly' --from 2021-01-01T00:00:00Z -o json");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out,
+            "{\"next\":[\"2021-01-01T01:00:00Z\",\"2021-01-01T02:00:00Z\","
+            "\"2021-01-01T03:00:00Z\",\"2021-01-01T04:00:00Z\",\"2021-01-01T05:00:00Z\"]}\n");
+}
+
+TEST(ScheduleCliTest, TzInScheduleIgnoresTimeZone) {
+  // spec §6.5: the schedule's own TZ= wins; timeZone is ignored.
+  const CliRun r = Schedule(
+      "--schedule 'TZ=UTC 0 * * * ?' --time-zone America/New_York --from 2016-05-19T09:30:00Z "
+      "-n 1 -o json");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "{\"next\":[\"2016-05-19T10:00:00Z\"]}\n");
+}
+
+TEST(ScheduleCliTest, GivingUpEndsTheList) {
+  const CliRun r = Schedule("--schedule '0 0 29 2 *' --from 2021-01-01T00:00:00Z -n 3 -o json");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out,
+            "{\"next\":[\"2024-02-29T00:00:00Z\",\"2028-02-29T00:00:00Z\","
+            "\"2032-02-29T00:00:00Z\"]}\n");
+  const CliRun never = Schedule("--schedule '59 23 31 2 *' --from 2021-01-01T00:00:00Z -o json");
+  EXPECT_EQ(never.exit_code, 0);
+  EXPECT_EQ(never.out, "{\"next\":[]}\n");
+}
+
+TEST(ScheduleCliTest, InvalidScheduleAndZoneExitTwo) {
+  const CliRun bad = Schedule("--schedule '61 * * * *' --from 2021-01-01T00:00:00Z -o json");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.out, "{\"error\":\"end of range (61) above maximum (59): 61\"}\n");
+  const CliRun zone = Schedule(
+      "--schedule '0 * * * *' --time-zone Mars/Olympus --from 2021-01-01T00:00:00Z "
+      "--output json");
+  EXPECT_EQ(zone.exit_code, 2);
+  EXPECT_EQ(zone.out,
+            "{\"error\":\"provided bad location Mars/Olympus: unknown time zone "
+            "Mars/Olympus\"}\n");
+  const CliRun panic = Schedule("--schedule 'TZ=UTC' --from 2021-01-01T00:00:00Z --output json");
+  EXPECT_EQ(panic.exit_code, 2);
+  EXPECT_NE(panic.out.find("invalid schedule format"), std::string::npos);
+  const CliRun count = Schedule("--schedule '@daily' --from 2021-01-01T00:00:00Z -n -1 -o json");
+  EXPECT_EQ(count.exit_code, 2);
+  EXPECT_NE(count.out.find("\"error\""), std::string::npos);
+  const CliRun huge =
+      Schedule("--schedule '@daily' --from 2021-01-01T00:00:00Z -n 99999999 -o json");
+  EXPECT_EQ(huge.exit_code, 2);
+}
+
+TEST(ScheduleCliTest, HumanTableShowsBothZones) {
+  const CliRun r =
+      Schedule("--schedule '0 9 * * *' --time-zone Europe/Rome --from 2016-05-19T00:00:00Z -n 1");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("2016-05-19T07:00:00Z"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2016-05-19T09:00:00+02:00"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Europe/Rome"), std::string::npos) << r.out;
+}
+
+TEST(ScheduleCliTest, StdinAnswersEveryLineInOrder) {
+  std::string input;
+  std::string want;
+  for (int i = 0; i < 200; ++i) {
+    if (i % 50 == 7) {
+      input += "{\"schedule\":\"99 * * * *\",\"from\":\"2021-01-01T00:00:00Z\"}\n";
+      want += "{\"error\":\"end of range (99) above maximum (59): 99\"}\n";
+    } else if (i % 50 == 9) {
+      input += "not json\n";
+      want += "ERROR\n";
+    } else {
+      const int minute = i % 60;
+      input += "{\"schedule\":\"" + std::to_string(minute) +
+               " * * * *\",\"timeZone\":\"Asia/Kolkata\",\"from\":\"2021-01-01T00:00:00Z\","
+               "\"n\":2}\n";
+      // Kolkata is +05:30, so `from` is 05:30 local: local minute m comes next at 00:(m-30)Z when
+      // m > 30, else at 00:(m+30)Z (m = 30 gives 01:00Z).
+      const int utc_minutes = minute > 30 ? minute - 30 : minute + 30;
+      char first[32];
+      char second[32];
+      std::snprintf(first, sizeof(first), "2021-01-01T%02d:%02d:00Z", utc_minutes / 60,
+                    utc_minutes % 60);
+      std::snprintf(second, sizeof(second), "2021-01-01T%02d:%02d:00Z", utc_minutes / 60 + 1,
+                    utc_minutes % 60);
+      want += std::string("{\"next\":[\"") + first + "\",\"" + second + "\"]}\n";
+    }
+  }
+  const CliRun r = Schedule("--stdin", input);
+  EXPECT_EQ(r.exit_code, 0);
+  // Compare line by line; malformed-JSON lines only need to be errors.
+  size_t a = 0;
+  size_t b = 0;
+  int line = 0;
+  while (a < r.out.size() && b < want.size()) {
+    const size_t ea = r.out.find('\n', a);
+    const size_t eb = want.find('\n', b);
+    const std::string got = r.out.substr(a, ea - a);
+    const std::string exp = want.substr(b, eb - b);
+    if (exp == "ERROR") {
+      EXPECT_EQ(got.rfind("{\"error\":", 0), 0u) << "line " << line << ": " << got;
+    } else {
+      EXPECT_EQ(got, exp) << "line " << line;
+    }
+    a = ea + 1;
+    b = eb + 1;
+    ++line;
+  }
+  EXPECT_EQ(line, 200);
+  EXPECT_EQ(a, r.out.size());
+}
+
+}  // namespace
