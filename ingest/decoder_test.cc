@@ -1,0 +1,122 @@
+#include "ingest/decoder.h"
+
+#include <gtest/gtest.h>
+
+#include "ingest/test_events.h"
+#include "model/json.h"
+
+namespace cronledger::ingest {
+namespace {
+
+using model::ObjectKind;
+using model::WatchEventType;
+
+TEST(DecoderTest, WatchEventOfARealisticJob) {
+  WatchDecoder decoder;
+  const std::string object =
+      testing::JobObject("prod", "backup-1", "uid-1", 42, "backup", "cj-uid");
+  EXPECT_GT(object.size(), 2400u);
+  auto out = decoder.DecodeCopy(testing::WatchLine("MODIFIED", object));
+  ASSERT_TRUE(out.rejections.empty()) << out.rejections[0].reason;
+  ASSERT_EQ(out.events.size(), 1u);
+  const auto& e = out.events[0];
+  EXPECT_EQ(e.type, WatchEventType::kModified);
+  EXPECT_EQ(e.kind, ObjectKind::kJob);
+  EXPECT_EQ(e.api_version, "batch/v1");
+  EXPECT_EQ(e.namespace_, "prod");
+  EXPECT_EQ(e.name, "backup-1");
+  EXPECT_EQ(e.uid, "uid-1");
+  EXPECT_EQ(e.resource_version, "42");
+  EXPECT_EQ(e.owner_name, "backup");
+  EXPECT_EQ(e.owner_uid, "cj-uid");
+  EXPECT_EQ(e.raw, object);  // the object's bytes exactly as received
+}
+
+TEST(DecoderTest, FieldOrderAndBareObjectsAndLists) {
+  WatchDecoder decoder;
+  const std::string cj = testing::CronJobObject("ns", "a", "ua", 7);
+  auto reversed = decoder.DecodeCopy(R"({"object":)" + cj + R"(,"type":"DELETED"})");
+  ASSERT_EQ(reversed.events.size(), 1u);
+  EXPECT_EQ(reversed.events[0].type, WatchEventType::kDeleted);
+  EXPECT_TRUE(reversed.events[0].owner_name.empty());
+
+  auto bare = decoder.DecodeCopy("  " + cj + "\r\n");
+  ASSERT_EQ(bare.events.size(), 1u);
+  EXPECT_EQ(bare.events[0].type, WatchEventType::kAdded);
+  EXPECT_EQ(bare.events[0].raw, cj);
+
+  const std::string job = testing::JobObject("ns", "a-1", "uj", 8, "a", "ua");
+  auto list =
+      decoder.DecodeCopy(R"({"apiVersion":"v1","kind":"List","items":[)" + cj + "," + job +
+                         R"(,{"kind":"Pod","apiVersion":"v1","metadata":{}}],"metadata":{}})");
+  ASSERT_EQ(list.events.size(), 2u);
+  EXPECT_EQ(list.events[1].name, "a-1");
+  EXPECT_EQ(list.events[1].raw, job);
+  ASSERT_EQ(list.rejections.size(), 1u);
+  EXPECT_EQ(list.rejections[0].item, 2);
+  EXPECT_EQ(list.rejections[0].reason, "unknown kind \"Pod\"");
+}
+
+TEST(DecoderTest, BookmarkNeedsOnlyAResourceVersion) {
+  WatchDecoder decoder;
+  auto out = decoder.DecodeCopy(
+      R"({"type":"BOOKMARK","object":{"kind":"CronJob","apiVersion":"batch/v1","metadata":{"resourceVersion":"12345"}}})");
+  ASSERT_EQ(out.events.size(), 1u);
+  EXPECT_EQ(out.events[0].type, WatchEventType::kBookmark);
+  EXPECT_EQ(out.events[0].resource_version, "12345");
+}
+
+TEST(DecoderTest, RejectionsCarryTheReason) {
+  struct Case {
+    std::string doc;
+    std::string reason;
+  };
+  const std::vector<Case> cases = {
+      {"not json", "malformed JSON"},
+      {"[1,2]", "malformed JSON (expected an object)"},
+      {R"({"type":"ADDED","object":{"kind":"Job","apiVersion":"batch/v1","metadata":{"name":"x","namespace":"n","uid":"u"})",
+       "malformed JSON"},
+      {R"({"type":"ERROR","object":{"kind":"Status","message":"too old resource version"}})",
+       "watch ERROR event: too old resource version"},
+      {R"({"type":"SNAPSHOT","object":{}})", "unknown watch event type \"SNAPSHOT\""},
+      {R"({"type":"ADDED"})", "watch event without object"},
+      {R"({"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"n","uid":"u"}}})",
+       "unknown kind \"Pod\""},
+      {R"({"kind":"Job","apiVersion":"batch/v1","metadata":{"namespace":"n","uid":"u"}})",
+       "missing metadata.name"},
+      {R"({"kind":"Job","apiVersion":"batch/v1","metadata":{"name":"j","namespace":"n"}})",
+       "missing metadata.uid"},
+      {R"({"kind":"Job","apiVersion":"batch/v1","metadata":{"name":"j","uid":"u"}})",
+       "missing metadata.namespace"},
+      {R"({"kind":"Job","metadata":{"name":"j","namespace":"n","uid":"u"}})", "missing apiVersion"},
+      {R"({"kind":"Job","apiVersion":"batch/v1","metadata":{"name":"a/b","namespace":"n","uid":"u"}})",
+       "invalid metadata.name or namespace"},
+      {R"({"kind":"Job","apiVersion":"batch/v1","metadata":{"name":7,"namespace":"n","uid":"u"}})",
+       "metadata.name: not a string"},
+      {R"({"type":"BOOKMARK","object":{"kind":"Job","apiVersion":"batch/v1","metadata":{}}})",
+       "BOOKMARK without metadata.resourceVersion"},
+      {R"({"kind":"Job","apiVersion":"batch/v1","metadata":{"name":"j","namespace":"n","uid":"u"}} x)",
+       "malformed JSON"},
+  };
+  WatchDecoder decoder;
+  for (const auto& c : cases) {
+    auto out = decoder.DecodeCopy(c.doc);
+    EXPECT_TRUE(out.events.empty()) << c.doc;
+    ASSERT_EQ(out.rejections.size(), 1u) << c.doc;
+    EXPECT_EQ(out.rejections[0].reason.substr(0, c.reason.size()), c.reason) << c.doc;
+    EXPECT_EQ(out.rejections[0].raw, c.doc);
+    EXPECT_EQ(out.rejections[0].item, -1);
+  }
+}
+
+TEST(DecoderTest, NullFieldsAreAbsentAndNonControllerOwnersAreIgnored) {
+  WatchDecoder decoder;
+  auto out = decoder.DecodeCopy(
+      R"({"kind":"Job","apiVersion":"batch/v1","metadata":{"name":"j","namespace":"n","uid":"u","resourceVersion":null,"ownerReferences":[{"kind":"CronJob","name":"other","uid":"o"},{"kind":"CronJob","name":"mine","uid":"m","controller":true}]}})");
+  ASSERT_EQ(out.events.size(), 1u);
+  EXPECT_EQ(out.events[0].resource_version, "");
+  EXPECT_EQ(out.events[0].owner_name, "mine");
+}
+
+}  // namespace
+}  // namespace cronledger::ingest
