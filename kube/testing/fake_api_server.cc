@@ -1,0 +1,353 @@
+#include "kube/testing/fake_api_server.h"
+
+#include <Poco/Net/HTTPRequestHandler.h>
+#include <Poco/Net/HTTPRequestHandlerFactory.h>
+#include <Poco/Net/HTTPServerParams.h>
+#include <Poco/Net/ServerSocket.h>
+#include <Poco/StreamCopier.h>
+#include <Poco/URI.h>
+
+#include <csignal>
+
+#include "kube/api_error.h"
+#include "kube/testing/fake_api_impl.h"
+#include "kube/testing/fake_objects.h"
+
+namespace cronledger::kube::testing {
+namespace {
+
+std::vector<std::string> Split(const std::string& path) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= path.size()) {
+    const size_t end = path.find('/', start);
+    const std::string part = path.substr(start, end == std::string::npos ? end : end - start);
+    if (!part.empty()) out.push_back(part);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+// /api/v1/..., /apis/<group>/<version>/[namespaces/<ns>/]<resource>[/<name>[/<subresource>]]
+std::optional<Route> ParseRoute(const std::string& path) {
+  const std::vector<std::string> s = Split(path);
+  std::string group, version;
+  size_t i = 0;
+  if (s.size() >= 3 && s[0] == "api") {
+    version = s[1];
+    i = 2;
+  } else if (s.size() >= 4 && s[0] == "apis") {
+    group = s[1];
+    version = s[2];
+    i = 3;
+  } else {
+    return std::nullopt;
+  }
+  Route r;
+  if (s.size() >= i + 3 && s[i] == "namespaces") {
+    r.ns = s[i + 1];
+    i += 2;
+  }
+  const std::string resource = s[i++];
+  bool found = false;
+  for (const ResourceType& t : KnownResources()) {
+    if (t.group == group && t.version == version && t.resource == resource) {
+      r.type = t;
+      found = true;
+    }
+  }
+  if (!found || s.size() > i + 2) return std::nullopt;
+  if (i < s.size()) r.name = s[i++];
+  if (i < s.size()) r.subresource = s[i++];
+  return r;
+}
+
+void Send(Poco::Net::HTTPServerResponse& response, const Reply& reply) {
+  response.setStatus(static_cast<Poco::Net::HTTPResponse::HTTPStatus>(reply.code));
+  response.setContentType("application/json");
+  if (reply.retry_after) response.set("Retry-After", std::to_string(*reply.retry_after));
+  const std::string text = reply.body.dump();
+  response.setContentLength(static_cast<std::streamsize>(text.size()));
+  response.send() << text;
+}
+
+Reply FaultReply(int code, std::optional<int> retry_after) {
+  std::string reason = ReasonForCode(code);
+  std::string message;
+  Json details;
+  switch (code) {
+    case 429:
+      message = "Too many requests, please try again later.";
+      break;
+    case 500:
+      message = "Internal error occurred: injected by the fixture";
+      details = {{"causes", Json::array({{{"message", "injected by the fixture"}}})}};
+      break;
+    case 503:
+      message = "the server is currently unable to handle the request";
+      break;
+    default:
+      message = "injected by the fixture";
+  }
+  if (retry_after) {
+    if (details.is_null()) details = Json::object();
+    details["retryAfterSeconds"] = *retry_after;
+  }
+  return {code, FailureStatus(code, reason, message, details), retry_after};
+}
+
+class Handler : public Poco::Net::HTTPRequestHandler {
+ public:
+  explicit Handler(FakeApiServer::Impl& impl) : impl_(impl) {}
+  void handleRequest(Poco::Net::HTTPServerRequest& request,
+                     Poco::Net::HTTPServerResponse& response) override;
+
+ private:
+  FakeApiServer::Impl& impl_;
+};
+
+class Factory : public Poco::Net::HTTPRequestHandlerFactory {
+ public:
+  explicit Factory(FakeApiServer::Impl& impl) : impl_(impl) {}
+  Poco::Net::HTTPRequestHandler* createRequestHandler(
+      const Poco::Net::HTTPServerRequest&) override {
+    return new Handler(impl_);
+  }
+
+ private:
+  FakeApiServer::Impl& impl_;
+};
+
+void Handler::handleRequest(Poco::Net::HTTPServerRequest& request,
+                            Poco::Net::HTTPServerResponse& response) {
+  const Poco::URI uri(request.getURI());
+  std::string body;
+  Poco::StreamCopier::copyToString(request.stream(), body);
+  RecordedRequest record;
+  record.method = request.getMethod();
+  record.path = uri.getPath();
+  record.query = uri.getRawQuery();
+  record.authorization = request.get("Authorization", "");
+  record.content_type = request.get("Content-Type", "");
+  record.user_agent = request.get("User-Agent", "");
+  record.body = body;
+  Params params;
+  for (const auto& [k, v] : uri.getQueryParameters()) params[k] = v;
+  const std::string method = record.method;
+  size_t index = 0;
+  std::optional<Reply> early;
+  {
+    std::lock_guard<std::mutex> lock(impl_.mu);
+    index = impl_.requests_dropped + impl_.requests.size();
+    impl_.requests.push_back(record);
+    const auto& tokens = impl_.options.bearer_tokens;
+    if (!tokens.empty()) {
+      const std::string auth = record.authorization;
+      bool ok = false;
+      for (const std::string& t : tokens) ok = ok || auth == "Bearer " + t;
+      if (!ok) early = Reply{401, FailureStatus(401, "Unauthorized", "Unauthorized")};
+    }
+    if (!early) {
+      for (auto it = impl_.faults.begin(); it != impl_.faults.end(); ++it) {
+        if (!it->method.empty() && it->method != method) continue;
+        early = FaultReply(it->code, it->retry_after);
+        if (--it->remaining == 0) impl_.faults.erase(it);
+        break;
+      }
+    }
+  }
+  const std::optional<Route> route = ParseRoute(record.path);
+  if (!early && !route) {
+    early = Reply{
+        404, FailureStatus(404, "NotFound", "the server could not find the requested resource")};
+  }
+  // The first segment of the User-Agent names the field manager, as the real server does.
+  const std::string manager = record.user_agent.substr(0, record.user_agent.find('/'));
+  Reply reply;
+  if (early) {
+    reply = *early;
+  } else if (method == "GET" && route->name.empty()) {
+    const std::string watch = params.count("watch") ? params["watch"] : "";
+    if (watch == "1" || watch == "true") {
+      impl_.Watch(*route, params, request, response, index);
+      return;
+    }
+    reply = impl_.List(*route, params);
+  } else if (method == "GET") {
+    reply = impl_.Get(*route);
+  } else if (method == "POST" && route->name.empty()) {
+    reply = impl_.Create(*route, body, manager);
+  } else if (method == "PUT" && !route->name.empty()) {
+    reply = impl_.Update(*route, body, manager);
+  } else if (method == "PATCH" && !route->name.empty()) {
+    reply = impl_.Patch(*route, request.getContentType(), body, manager);
+  } else if (method == "DELETE" && !route->name.empty()) {
+    reply = impl_.Delete(*route, body);
+  } else {
+    reply = {405, FailureStatus(405, "MethodNotAllowed",
+                                "the server does not allow this method on the requested resource")};
+  }
+  {
+    std::lock_guard<std::mutex> lock(impl_.mu);
+    impl_.SetRequestStatusLocked(index, reply.code);
+  }
+  Send(response, reply);
+}
+
+Status ReplyToStatus(const Reply& reply) {
+  const std::string message = reply.body.value("message", "");
+  const std::string reason = reply.body.value("reason", "");
+  if (reason == "NotFound") return Status::NotFound(message);
+  if (reason == "AlreadyExists") return Status::AlreadyExists(message);
+  if (reason == "Conflict") return Status::Conflict(message);
+  if (reply.code == 400 || reply.code == 422) return Status::InvalidArgument(message);
+  return Status::FailedPrecondition(reason + ": " + message);
+}
+
+}  // namespace
+
+FakeApiServer::FakeApiServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+FakeApiServer::~FakeApiServer() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->stopping = true;
+  }
+  impl_->changed.notify_all();
+  impl_->server->stopAll(true);
+  impl_->pool->joinAll();
+}
+
+Result<std::unique_ptr<FakeApiServer>> FakeApiServer::Start(const FakeApiServerOptions& options) {
+  // A client that disappears mid-write must not kill the test process.
+  std::signal(SIGPIPE, SIG_IGN);
+  auto impl = std::make_unique<Impl>(options);
+  try {
+    Poco::Net::ServerSocket socket(Poco::Net::SocketAddress("127.0.0.1", 0));
+    impl->port = socket.address().port();
+    auto* params = new Poco::Net::HTTPServerParams;
+    params->setMaxThreads(64);
+    params->setMaxQueued(64);
+    params->setKeepAlive(true);
+    impl->pool = std::make_unique<Poco::ThreadPool>(2, 64);
+    impl->server =
+        std::make_unique<Poco::Net::HTTPServer>(new Factory(*impl), *impl->pool, socket, params);
+    impl->server->start();
+  } catch (const Poco::Exception& e) {
+    return Status::IoError("fixture API server: " + e.displayText());
+  }
+  return std::unique_ptr<FakeApiServer>(new FakeApiServer(std::move(impl)));
+}
+
+std::string FakeApiServer::url() const { return "http://127.0.0.1:" + std::to_string(port()); }
+uint16_t FakeApiServer::port() const { return impl_->port; }
+
+Result<Json> FakeApiServer::Create(const ResourceType& type, const Json& object) {
+  Route r{type, Meta(object, "namespace"), "", ""};
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  Reply reply = impl_->CreateLocked(r, object, "fixture");
+  if (reply.code >= 300) return ReplyToStatus(reply);
+  return reply.body;
+}
+
+Result<Json> FakeApiServer::Update(const ResourceType& type, const Json& object) {
+  Route r{type, Meta(object, "namespace"), Meta(object, "name"), ""};
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  Reply reply = impl_->UpdateLocked(r, object, "fixture");
+  if (reply.code >= 300) return ReplyToStatus(reply);
+  return reply.body;
+}
+
+Result<Json> FakeApiServer::Delete(const ResourceType& type, const std::string& ns,
+                                   const std::string& name) {
+  Route r{type, ns, name, ""};
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  Reply reply = impl_->DeleteLocked(r, {{"propagationPolicy", "Background"}});
+  if (reply.code >= 300) return ReplyToStatus(reply);
+  return reply.body;
+}
+
+std::optional<Json> FakeApiServer::Get(const ResourceType& type, const std::string& ns,
+                                       const std::string& name) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  const Json* object = impl_->store.Get(StoreKey(type.GroupResource(), ns, name));
+  if (object == nullptr) return std::nullopt;
+  return *object;
+}
+
+int64_t FakeApiServer::resource_version() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->store.revision();
+}
+
+void FakeApiServer::Compact() { CompactTo(resource_version()); }
+
+void FakeApiServer::CompactTo(int64_t revision) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->store.CompactTo(revision);
+  impl_->changed.notify_all();
+}
+
+void FakeApiServer::FailNext(int n, int code, std::optional<int> retry_after_seconds,
+                             const std::string& method) {
+  if (n <= 0) return;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->faults.push_back({n, code, retry_after_seconds, method});
+}
+
+namespace {
+void Bump(FakeApiServer::Impl& impl, uint64_t FakeApiServer::Impl::*epoch) {
+  std::lock_guard<std::mutex> lock(impl.mu);
+  ++(impl.*epoch);
+  impl.changed.notify_all();
+}
+}  // namespace
+
+void FakeApiServer::DropWatches() { Bump(*impl_, &Impl::drop_epoch); }
+void FakeApiServer::ExpireWatches() { Bump(*impl_, &Impl::expire_epoch); }
+void FakeApiServer::CloseWatches() { Bump(*impl_, &Impl::close_epoch); }
+void FakeApiServer::SendBookmarks() { Bump(*impl_, &Impl::bookmark_epoch); }
+
+void FakeApiServer::SetWatchesStalled(bool stalled) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->stalled = stalled;
+  impl_->changed.notify_all();
+}
+
+void FakeApiServer::SetNamespaceTerminating(const std::string& ns, bool terminating) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (terminating) {
+    impl_->terminating.insert(ns);
+  } else {
+    impl_->terminating.erase(ns);
+  }
+}
+
+std::vector<RecordedRequest> FakeApiServer::requests() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->requests;
+}
+
+size_t FakeApiServer::request_count() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->requests.size();
+}
+
+void FakeApiServer::ClearRequests() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->requests_dropped += impl_->requests.size();
+  impl_->requests.clear();
+}
+
+int FakeApiServer::open_watches() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->open_watches;
+}
+
+bool FakeApiServer::WaitForWatches(int n, Duration timeout) const {
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  return impl_->changed.wait_for(lock, timeout, [&] { return impl_->open_watches >= n; });
+}
+
+}  // namespace cronledger::kube::testing
