@@ -12,6 +12,7 @@
 #include "model/timezone.h"
 #include "reconciler/api_emulator.h"
 #include "reconciler/decide.h"
+#include "reconciler/decide_codec.h"
 
 namespace cronledger::app {
 namespace {
@@ -123,25 +124,6 @@ Result<DecideRequest> ParseRequest(const std::string& text) {
   return r;
 }
 
-Json EncodeResult(const reconciler::SyncResult& result) {
-  Json out = Json::object();
-  out["actions"] = Json::array();
-  for (const auto& a : result.actions) out["actions"].push_back(model::EncodeApiCall(a));
-  out["events"] = Json::array();
-  for (const auto& e : result.events) {
-    out["events"].push_back({{"type", e.type}, {"reason", e.reason}, {"message", e.message}});
-  }
-  out["status"] = model::EncodeCronJobStatus(result.status);
-  out["statusChanged"] = result.status_changed;
-  out["requeueAfterSeconds"] = result.requeue_after
-                                   ? Json(static_cast<double>(result.requeue_after->count()) / 1e9)
-                                   : Json(nullptr);
-  out["error"] = result.error ? Json(*result.error) : Json(nullptr);
-  out["decisions"] = Json::array();
-  for (const auto& d : result.decisions) out["decisions"].push_back(model::EncodeDecision(d));
-  return out;
-}
-
 int PrintError(const CommandIo& io, const std::string& message, int code) {
   std::fprintf(io.out, "%s\n", model::DumpJson(Json{{"error", message}}).c_str());
   return code;
@@ -169,7 +151,7 @@ int RunDecide(const std::vector<std::string>& args, const CommandIo& io) {
   reconciler::EmulatedApi api(std::move(request->api), request->cached_cron_job);
   const reconciler::SyncResult result = reconciler::RunPass(
       std::move(request->input), [&api](const model::ApiCall& call) { return api.Perform(call); });
-  std::fprintf(io.out, "%s\n", model::DumpJson(EncodeResult(result)).c_str());
+  std::fprintf(io.out, "%s\n", model::DumpJson(reconciler::EncodeSyncResult(result)).c_str());
   return kExitOk;
 }
 

@@ -95,6 +95,19 @@ void SlotAccountant::Block(const std::string& reason, const std::string& key,
   state_.blocked_until = now_;
 }
 
+constexpr const char* kSuspendedKey = "Suspended";
+
+void SlotAccountant::Suspend() {
+  state_.blocked_reason = std::string(reason::kSuspended);
+  state_.blocked_key = kSuspendedKey;
+  state_.blocked_until = now_;
+}
+
+void SlotAccountant::Unblock() {
+  if (state_.blocked_key == kSuspendedKey) state_.blocked_until = now_;
+  state_.blocked_key.clear();
+}
+
 void SlotAccountant::EndAllDue(const Schedule& schedule, const std::string& reason) {
   EndBefore(EnumerateDue(schedule, anchor(), now_), std::nullopt, reason);
 }

@@ -69,8 +69,12 @@ class SlotAccountant {
   // A Job exists for `slot` (created, or adopted after AlreadyExists). Returns true when the caller
   // must write the terminal createJob record (false: the slot was already accounted).
   bool Created(Time slot);
-  // The schedule evaluates again: a later blocked condition is recorded anew.
-  void Unblock() { state_.blocked_key.clear(); }
+  // The CronJob is suspended: fire times that end without a Job up to the first pass that finds it
+  // resumed get Suspended (upstream processes the resume immediately, as an update event).
+  void Suspend();
+  // The schedule evaluates again (and the CronJob is not suspended): a later blocked condition is
+  // recorded anew; a suspension ends now.
+  void Unblock();
 
   // Records produced so far, in order; the caller drains them into decisions.
   std::vector<SlotRecord> TakeRecords();

@@ -91,6 +91,7 @@ SyncPass::Flow SyncPass::CheckPreconditions() {
     if (auto quiet = ParseQuietly()) {
       accountant_.EndOlderKeepLatest(*quiet, std::string(skip::kSuspended));
     }
+    accountant_.Suspend();
     return Flow::kReturn;
   }
   return Flow::kContinue;
