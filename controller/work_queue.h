@@ -6,10 +6,13 @@
 // and AddRateLimited applies the default controller rate limiter (per-item exponential back-off 5
 // ms .. 1000 s, combined by max with an overall 10 qps / burst 100 token bucket).
 //
-// Time comes from an injected MonotonicClock. The queue never sleeps: Get() returns the next ready
-// key or nothing, and NextDueNanos() tells the caller (a worker pool in real time, or the simulator
-// in virtual time) when the earliest delayed key becomes ready. Thread-safe.
+// Time comes from an injected MonotonicClock. Get() never sleeps: it returns the next ready key or
+// nothing, and NextDueNanos() tells the caller (the simulator in virtual time) when the earliest
+// delayed key becomes ready. Real-time workers use WaitGet(), which blocks until a key is ready or
+// the queue is shut down. Every add carries a reason ("cronjob-add", "timer", "retry", ...); the
+// reason that made a key ready is handed out with it. Thread-safe.
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -19,6 +22,7 @@
 #include <queue>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -37,22 +41,41 @@ struct RateLimiterOptions {
   int burst = 100;
 };
 
+// A key handed out for processing, with the reason of the add that made it ready.
+struct WorkItem {
+  std::string key;
+  std::string reason;
+};
+
 class WorkQueue {
  public:
   WorkQueue(const MonotonicClock& clock, RateLimiterOptions options);
 
-  // Makes `key` ready now (no-op if already waiting; marks it dirty if being processed).
-  void Add(const std::string& key);
-  // Makes `key` ready after `delay`; an earlier pending due time for the key wins.
-  void AddAfter(const std::string& key, Duration delay);
+  // Makes `key` ready now (no-op if already waiting; marks it dirty if being processed). While a
+  // key waits, the reason of the first add is kept.
+  void Add(const std::string& key, std::string_view reason = "");
+  // Makes `key` ready after `delay`; an earlier pending due time for the key wins (with its
+  // reason).
+  void AddAfter(const std::string& key, Duration delay, std::string_view reason = "");
   // Re-adds after the rate limiter's delay for this key, and counts a failure.
-  void AddRateLimited(const std::string& key);
+  void AddRateLimited(const std::string& key, std::string_view reason = "");
   // Clears the key's failure count (after a successful pass).
   void Forget(const std::string& key);
   int NumRequeues(const std::string& key) const;
 
   // Moves due timers to the ready queue and pops the next ready key, marking it processing.
   std::optional<std::string> Get();
+  // Get() with the reason the key became ready.
+  std::optional<WorkItem> GetItem();
+  // Blocks until a key is ready (waiting for due timers on the monotonic clock, read as real
+  // nanoseconds) or the queue is shut down (then nullopt).
+  std::optional<WorkItem> WaitGet();
+  // Wakes WaitGet() callers so they look at the clock again (after a manual clock moved).
+  void Wake();
+  // Makes WaitGet() return nullopt in every waiter, now and later, until Reopen(). Keys stay
+  // queued.
+  void ShutDown();
+  void Reopen();
   // Marks processing of `key` finished; re-queues it if it was added meanwhile.
   void Done(const std::string& key);
 
@@ -68,19 +91,27 @@ class WorkQueue {
     std::string key;
     bool operator>(const Timer& o) const { return due != o.due ? due > o.due : order > o.order; }
   };
-  void AddLocked(const std::string& key);
+  void AddLocked(const std::string& key, std::string_view reason);
   void PromoteDueLocked(int64_t now);
+  std::optional<WorkItem> PopLocked();
+  std::optional<int64_t> NextDueLocked();
   Duration RateLimitDelayLocked(const std::string& key);
 
   const MonotonicClock& clock_;
   const RateLimiterOptions options_;
   mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool shut_down_ = false;
   std::deque<std::string> ready_;
-  std::unordered_set<std::string> waiting_;     // in ready_ (dirty set of client-go)
-  std::unordered_set<std::string> processing_;  // handed out, not Done yet
-  std::unordered_set<std::string> redo_;        // added while processing
+  std::unordered_map<std::string, std::string> waiting_;  // in ready_ -> reason (client-go dirty)
+  std::unordered_set<std::string> processing_;            // handed out, not Done yet
+  std::unordered_map<std::string, std::string> redo_;     // added while processing -> reason
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
-  std::unordered_map<std::string, int64_t> timer_due_;  // earliest live timer per key
+  struct DueTimer {
+    int64_t due;
+    std::string reason;
+  };
+  std::unordered_map<std::string, DueTimer> timer_due_;  // earliest live timer per key
   uint64_t timer_order_ = 0;
   std::unordered_map<std::string, int> failures_;
   double tokens_;

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <thread>
+
 namespace cronledger::controller {
 namespace {
 
@@ -107,6 +110,64 @@ TEST_F(WorkQueueTest, OverallBucketLimitsBurstsAcrossKeys) {
   clock_.Advance(milliseconds(1));
   EXPECT_EQ(queue_.Get(), "ns/extra");
   EXPECT_EQ(clock_.NowNanos() - before, Ns(milliseconds(100)));
+}
+
+TEST_F(WorkQueueTest, HandsOutTheReasonThatMadeTheKeyReady) {
+  queue_.Add("ns/a", "cronjob-add");
+  queue_.Add("ns/a", "job-update");  // deduplicated: the first reason stays
+  queue_.AddAfter("ns/b", seconds(1), "timer");
+  queue_.AddAfter("ns/b", seconds(2), "later");  // the earlier timer and its reason win
+  auto a = queue_.GetItem();
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->key, "ns/a");
+  EXPECT_EQ(a->reason, "cronjob-add");
+  queue_.Add("ns/a", "job-delete");  // while processing: re-queued with this reason at Done
+  queue_.Done("ns/a");
+  a = queue_.GetItem();
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->reason, "job-delete");
+  queue_.Done("ns/a");
+  clock_.Advance(seconds(1));
+  auto b = queue_.GetItem();
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->key, "ns/b");
+  EXPECT_EQ(b->reason, "timer");
+}
+
+TEST_F(WorkQueueTest, WaitGetReturnsReadyKeysAndShutDownReleasesWaiters) {
+  std::optional<WorkItem> got;
+  std::thread worker([&] { got = queue_.WaitGet(); });
+  queue_.Add("ns/a", "cronjob-add");
+  worker.join();
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->key, "ns/a");
+
+  bool returned_empty = false;
+  std::thread idle([&] { returned_empty = !queue_.WaitGet().has_value(); });
+  queue_.ShutDown();
+  idle.join();
+  EXPECT_TRUE(returned_empty);
+  queue_.Add("ns/b");
+  EXPECT_EQ(queue_.WaitGet(), std::nullopt);  // shut down: keys stay, waiters return
+  queue_.Reopen();
+  EXPECT_EQ(queue_.WaitGet()->key, "ns/b");
+}
+
+TEST_F(WorkQueueTest, WaitGetPicksUpATimerWhenAManualClockMoves) {
+  queue_.AddAfter("ns/a", seconds(3600), "timer");
+  std::optional<WorkItem> got;
+  std::thread worker([&] { got = queue_.WaitGet(); });
+  clock_.Advance(seconds(3600));
+  queue_.Wake();
+  worker.join();
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->reason, "timer");
+}
+
+TEST_F(WorkQueueTest, HugeDelaysSaturateInsteadOfWrapping) {
+  queue_.AddAfter("ns/a", Duration::max(), "timer");
+  EXPECT_EQ(queue_.NextDueNanos(), INT64_MAX);
+  EXPECT_EQ(queue_.Get(), std::nullopt);
 }
 
 }  // namespace

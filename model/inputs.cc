@@ -109,6 +109,7 @@ Result<Input> DecodeActionIntentV1(RecordReader* r) {
 void EncodePassEnd(const PassEnd& p, RecordWriter* w) {
   w->Time(p.time);
   w->Varint(p.tick_seq);
+  w->Varint(p.view_seq);
   w->Bytes(p.namespace_);
   w->Bytes(p.name);
   w->Bytes(p.uid);
@@ -120,9 +121,9 @@ void EncodePassEnd(const PassEnd& p, RecordWriter* w) {
 Result<Input> DecodePassEndV1(RecordReader* r) {
   PassEnd p;
   uint64_t calls = 0;
-  if (!r->Time(&p.time) || !r->Varint(&p.tick_seq) || !r->String(&p.namespace_) ||
-      !r->String(&p.name) || !r->String(&p.uid) || !r->Varint(&calls) || !r->String(&p.result) ||
-      !r->String(&p.accounting)) {
+  if (!r->Time(&p.time) || !r->Varint(&p.tick_seq) || !r->Varint(&p.view_seq) ||
+      !r->String(&p.namespace_) || !r->String(&p.name) || !r->String(&p.uid) ||
+      !r->Varint(&calls) || !r->String(&p.result) || !r->String(&p.accounting)) {
     return Truncated("pass end");
   }
   if (calls > UINT32_MAX) return Status::Corruption("pass end: call count out of range");

@@ -107,6 +107,7 @@ struct ActionIntent {
 struct PassEnd {
   Time time;  // the pass's tick `now`
   uint64_t tick_seq = 0;
+  uint64_t view_seq = 0;   // the last input folded into the view the pass read
   std::string namespace_;  // the CronJob
   std::string name;
   std::string uid;

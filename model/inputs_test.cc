@@ -44,6 +44,7 @@ std::vector<Input> SampleInputs() {
                       R"({"verb":"create","kind":"Job"})"};
   PassEnd end{Time::FromUnix(1700000003, 7),
               41,
+              40,
               "prod",
               "backup",
               "cj-uid",

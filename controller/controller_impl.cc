@@ -1,0 +1,104 @@
+#include "controller/controller_impl.h"
+
+#include <utility>
+
+namespace cronledger::controller {
+
+Result<std::unique_ptr<Controller>> Controller::Open(const ControllerOptions& options,
+                                                     store::Ledger& ledger, Actuator& actuator,
+                                                     const WallClock& wall,
+                                                     const MonotonicClock& mono,
+                                                     const model::TimeZoneDb& tzdb) {
+  if (options.workers < 1) return Status::InvalidArgument("controller: workers must be >= 1");
+  auto impl = std::make_unique<ControllerImpl>(options, ledger, actuator, wall, mono, tzdb);
+  CL_RETURN_IF_ERROR(impl->Init());
+  return std::unique_ptr<Controller>(std::move(impl));
+}
+
+ControllerImpl::ControllerImpl(const ControllerOptions& options, store::Ledger& ledger,
+                               Actuator& actuator, const WallClock& wall,
+                               const MonotonicClock& mono, const model::TimeZoneDb& tzdb)
+    : options_(options),
+      ledger_(ledger),
+      actuator_(actuator),
+      wall_(wall),
+      tzdb_(tzdb),
+      queue_(mono, options.rate_limiter) {}
+
+ControllerImpl::~ControllerImpl() { Stop(); }
+
+Status ControllerImpl::Init() {
+  // Configuration that changes decisions is an input (rule 1): replay reads it from the log.
+  const Time now = wall_.Now();
+  store::UnitOfWork unit;
+  unit.inputs.emplace_back(model::ConfigChange{now, "historyCleanup",
+                                               options_.decide.history_cleanup ? "true" : "false"});
+  unit.inputs.emplace_back(model::ConfigChange{now, "localTimeZone", tzdb_.Local()->name()});
+  return ledger_.Commit(std::move(unit)).status();
+}
+
+Status ControllerImpl::EnqueueAll() {
+  CL_ASSIGN_OR_RETURN(std::vector<store::ObjectEntry> entries, ledger_.ListCronJobEntries());
+  for (const store::ObjectEntry& e : entries) {
+    queue_.Add(e.namespace_ + "/" + e.name, trigger::kStartup);
+  }
+  return Status::Ok();
+}
+
+void ControllerImpl::Process(const WorkItem& item) {
+  // A key made ready without a reason can only have come from a plain timer.
+  const std::string why = item.reason.empty() ? std::string(trigger::kTimer) : item.reason;
+  const PassReport report = RunPass(item.key, why);
+  // spec §2 worker loop: error -> rate-limited retry; requeue -> forget the back-off and come
+  // back after the delay; neither -> drop the key until a watch event adds it again.
+  if (report.error) {
+    ++errors_;
+    queue_.AddRateLimited(item.key, trigger::kRetry);
+  } else if (report.requeue_after) {
+    queue_.Forget(item.key);
+    queue_.AddAfter(item.key, *report.requeue_after, trigger::kTimer);
+  }
+  queue_.Done(item.key);
+}
+
+Result<size_t> ControllerImpl::RunReady() {
+  size_t passes = 0;
+  while (auto item = queue_.GetItem()) {
+    Process(*item);
+    ++passes;
+  }
+  return passes;
+}
+
+std::optional<int64_t> ControllerImpl::NextDueNanos() { return queue_.NextDueNanos(); }
+
+void ControllerImpl::WorkerLoop() {
+  while (auto item = queue_.WaitGet()) Process(*item);
+}
+
+void ControllerImpl::Start() {
+  if (!workers_.empty()) return;
+  queue_.Reopen();
+  for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+void ControllerImpl::Stop() {
+  if (workers_.empty()) return;
+  // Passes in flight finish (their records are committed); queued keys stay for the next Start.
+  queue_.ShutDown();
+  for (std::thread& t : workers_) t.join();
+  workers_.clear();
+  queue_.Reopen();
+}
+
+ControllerStats ControllerImpl::Stats() const {
+  ControllerStats s;
+  s.passes = passes_.load();
+  s.errors = errors_.load();
+  s.api_calls = api_calls_.load();
+  s.decisions = decisions_.load();
+  s.events_ingested = events_ingested_.load();
+  return s;
+}
+
+}  // namespace cronledger::controller

@@ -1,0 +1,107 @@
+#pragma once
+
+// Internal: the implementation behind Controller::Open. The spec §2 handlers live in
+// controller_handlers.cc, one reconcile pass (the outbox of DESIGN.md rule 3) in
+// reconcile_pass.cc, the queue plumbing and workers in controller_impl.cc. docs/controller.md
+// describes the records a pass leaves in the ledger.
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "controller/controller.h"
+
+namespace cronledger::controller {
+
+// Why a key was enqueued; recorded as the Tick's trigger.
+namespace trigger {
+inline constexpr std::string_view kCronJobAdd = "cronjob-add";
+inline constexpr std::string_view kCronJobUpdate = "cronjob-update";
+inline constexpr std::string_view kCronJobDelete = "cronjob-delete";
+inline constexpr std::string_view kJobAdd = "job-add";
+inline constexpr std::string_view kJobUpdate = "job-update";
+inline constexpr std::string_view kJobDelete = "job-delete";
+inline constexpr std::string_view kTimer = "timer";
+inline constexpr std::string_view kRetry = "retry";
+inline constexpr std::string_view kStartup = "startup";
+}  // namespace trigger
+
+// What a pass ended with, for the work-queue decision of spec §2.
+struct PassReport {
+  bool ran = false;                  // a Tick was recorded
+  std::optional<std::string> error;  // the sync error, or the controller's own failure
+  std::optional<Duration> requeue_after;
+};
+
+class ControllerImpl final : public Controller {
+ public:
+  ControllerImpl(const ControllerOptions& options, store::Ledger& ledger, Actuator& actuator,
+                 const WallClock& wall, const MonotonicClock& mono, const model::TimeZoneDb& tzdb);
+  ~ControllerImpl() override;
+
+  // Records the decision-relevant configuration (rule 1) before the first pass.
+  Status Init();
+
+  Status Ingest(std::vector<model::WatchEvent> events) override;
+  Status EnqueueAll() override;
+  Result<size_t> RunReady() override;
+  std::optional<int64_t> NextDueNanos() override;
+  void Start() override;
+  void Stop() override;
+  ControllerStats Stats() const override;
+
+ private:
+  // An object as the view held it before an ingested event (controller_handlers.cc).
+  struct Prior {
+    std::string resource_version;
+    std::string owner_name;
+    std::string owner_uid;
+    std::string schedule;
+    std::optional<std::string> time_zone;
+  };
+  using ObjectKey = std::pair<model::ObjectKind, std::string>;
+
+  // --- spec §2 handlers (controller_handlers.cc)
+  Result<std::optional<Prior>> ReadPrior(const model::WatchEvent& ev);
+  static std::optional<Prior> PriorOf(const model::WatchEvent& ev);
+  void HandleCronJob(const model::WatchEvent& ev, const std::optional<Prior>& prior);
+  void HandleJob(const model::WatchEvent& ev, const std::optional<Prior>& prior);
+  void EnqueueOwner(const std::string& ns, const std::string& owner_name,
+                    const std::string& owner_uid, std::string_view why);
+
+  // --- one pass (reconcile_pass.cc)
+  PassReport RunPass(const std::string& key, const std::string& why);
+  Result<model::AccountingState> LoadAccounting(const std::string& key, const std::string& uid);
+
+  // --- queue plumbing (controller_impl.cc)
+  void Process(const WorkItem& item);
+  void WorkerLoop();
+
+  const ControllerOptions options_;
+  store::Ledger& ledger_;
+  Actuator& actuator_;
+  const WallClock& wall_;
+  const model::TimeZoneDb& tzdb_;
+  WorkQueue queue_;
+  std::mutex ingest_mu_;  // one Ingest at a time: priors are read before their commit
+  std::vector<std::thread> workers_;
+
+  std::atomic<uint64_t> passes_{0};
+  std::atomic<uint64_t> errors_{0};
+  std::atomic<uint64_t> api_calls_{0};
+  std::atomic<uint64_t> decisions_{0};
+  std::atomic<uint64_t> events_ingested_{0};
+};
+
+// The controller-state blob of a CronJob: its accounting state, tagged with the uid of the
+// CronJob it belongs to (a re-created CronJob of the same name starts afresh).
+std::string EncodeControllerState(const std::string& uid, const model::AccountingState& s);
+Result<std::pair<std::string, model::AccountingState>> DecodeControllerState(
+    std::string_view bytes);
+
+}  // namespace cronledger::controller

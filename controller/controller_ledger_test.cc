@@ -1,0 +1,198 @@
+// What the controller leaves in the ledger: every pass's Tick, intents, outcomes, PassEnd and
+// decisions in order; exact replay; and the outbox recovery of an interrupted pass.
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "controller/controller_impl.h"
+#include "controller/pass_replay.h"
+#include "controller/testing/harness.h"
+#include "model/api_call.h"
+#include "reconciler/job_builder.h"
+
+namespace cronledger::controller {
+namespace {
+
+using model::DecisionAction;
+using testing::CronJobManifest;
+using testing::Harness;
+
+Time At(int hh, int mm, int ss = 0) {
+  return Time::FromUnix(1704067200 + hh * 3600 + mm * 60 + ss);
+}
+
+// A busy hour: Allow, Forbid, Replace, history cleanup, a failed create, a restart.
+void RunMixedScenario(Harness& h) {
+  h.cluster().PutCronJob(
+      CronJobManifest("allow", "* * * * *", {{"successfulJobsHistoryLimit", 1}}));
+  h.cluster().PutCronJob(
+      CronJobManifest("forbid", "*/2 * * * *", {{"concurrencyPolicy", "Forbid"}}));
+  h.cluster().PutCronJob(
+      CronJobManifest("replace", "*/3 * * * *", {{"concurrencyPolicy", "Replace"}}));
+  for (int m = 1; m <= 8; ++m) {
+    if (m == 4) h.cluster().FailCalls("createJob", "InternalError", 1);
+    h.RunUntil(At(12, m, 20));
+    h.cluster().FinishJob("default", reconciler::JobName("allow", At(12, m)), "Complete");
+    if (m % 4 == 0) {
+      h.cluster().FinishJob("default", reconciler::JobName("forbid", At(12, m - 2)), "Complete");
+    }
+  }
+  h.Close();
+  h.clock().AdvanceTo(At(12, 15, 10));
+  h.Open();
+  ASSERT_TRUE(h.controller().EnqueueAll().ok());
+  h.RunUntil(At(12, 20));
+}
+
+TEST(ControllerLedgerTest, EveryPassLeavesTickIntentsOutcomesEndAndDecisionsInOrder) {
+  Harness h(At(12, 0, 30));
+  RunMixedScenario(h);
+  std::map<uint64_t, std::vector<store::LogRecord>> by_tick;  // tick seq -> its records
+  std::map<uint64_t, uint64_t> intent_tick;
+  std::vector<model::ApiCall> intended;
+  for (const store::LogRecord& r : h.Inputs()) {
+    if (std::holds_alternative<model::Tick>(r.input)) by_tick[r.seq].push_back(r);
+    if (const auto* i = std::get_if<model::ActionIntent>(&r.input)) {
+      ASSERT_TRUE(by_tick.count(i->tick_seq)) << r.seq;
+      by_tick[i->tick_seq].push_back(r);
+      intent_tick[r.seq] = i->tick_seq;
+      auto call = model::DecodeApiCall(model::ParseJson(i->payload).value());
+      ASSERT_TRUE(call.ok());
+      intended.push_back(*call);
+    }
+    if (const auto* o = std::get_if<model::ActionOutcome>(&r.input)) {
+      ASSERT_TRUE(intent_tick.count(o->decision_seq)) << r.seq;
+      by_tick[intent_tick[o->decision_seq]].push_back(r);
+    }
+    if (const auto* e = std::get_if<model::PassEnd>(&r.input)) by_tick[e->tick_seq].push_back(r);
+  }
+  // Every call the cluster saw had its intent committed first, in the same order.
+  EXPECT_EQ(intended, h.cluster().Calls());
+
+  std::map<uint64_t, std::vector<model::Decision>> decisions;
+  uint64_t last_seq = 0;
+  for (const model::Decision& d : h.Decisions()) {
+    EXPECT_GT(d.seq, last_seq);
+    last_seq = d.seq;
+    decisions[d.cause.tick_seq].push_back(d);
+  }
+  size_t with_calls = 0;
+  for (const auto& [tick_seq, records] : by_tick) {
+    ASSERT_GE(records.size(), 2u) << "pass " << tick_seq << " has no PassEnd";
+    const auto& tick = std::get<model::Tick>(records.front().input);
+    const auto* end = std::get_if<model::PassEnd>(&records.back().input);
+    ASSERT_NE(end, nullptr) << tick_seq;
+    EXPECT_EQ(end->calls * 2 + 2, records.size());
+    for (uint32_t k = 0; k < end->calls; ++k) {  // intent k, then its outcome
+      const auto& intent = std::get<model::ActionIntent>(records[1 + 2 * k].input);
+      const auto& outcome = std::get<model::ActionOutcome>(records[2 + 2 * k].input);
+      EXPECT_EQ(intent.call_index, k);
+      EXPECT_EQ(outcome.decision_seq, records[1 + 2 * k].seq);
+    }
+    with_calls += end->calls > 0;
+    EXPECT_LT(end->view_seq, tick_seq);
+    for (const model::Decision& d : decisions[tick_seq]) {
+      EXPECT_EQ(d.time, tick.now);
+      EXPECT_EQ(d.cause.input_seq, end->view_seq);
+      EXPECT_EQ(d.cause.trigger, tick.trigger);
+    }
+    decisions.erase(tick_seq);
+  }
+  EXPECT_TRUE(decisions.empty()) << "decisions without a pass";
+  EXPECT_GT(with_calls, 10u);
+}
+
+TEST(ControllerLedgerTest, ReplayingEveryPassReproducesItsDecisionsByteForByte) {
+  Harness h(At(12, 0, 30));
+  RunMixedScenario(h);
+  auto report = ReplayPasses(h.ledger(), h.tzdb());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->passes.size(), h.InputsOf<model::Tick>().size());
+  EXPECT_TRUE(report->interrupted_ticks.empty());
+  size_t decisions = 0;
+  for (const ReplayedPass& p : report->passes) {
+    EXPECT_EQ(p.mismatch, "") << "tick " << p.tick_seq;
+    decisions += p.recorded.size();
+  }
+  EXPECT_EQ(report->mismatches, 0u);
+  EXPECT_EQ(decisions, h.Decisions().size());
+
+  // The comparison is not vacuous: a decision nobody decided is caught.
+  model::Decision forged = report->passes.back().recorded.empty()
+                               ? model::Decision{}
+                               : report->passes.back().recorded.front();
+  forged.cause.tick_seq = report->passes.back().tick_seq;
+  forged.reason = "Forged";
+  store::UnitOfWork unit;
+  unit.decisions.push_back(forged);
+  ASSERT_TRUE(h.ledger().Commit(std::move(unit)).ok());
+  auto tampered = ReplayPasses(h.ledger(), h.tzdb());
+  ASSERT_TRUE(tampered.ok());
+  EXPECT_EQ(tampered->mismatches, 1u);
+}
+
+bool HasCreateOutcome(const store::UnitOfWork& unit) {
+  for (const auto& in : unit.inputs) {
+    const auto* o = std::get_if<model::ActionOutcome>(&in);
+    if (o != nullptr && o->verb == "create") return true;
+  }
+  return false;
+}
+
+// The outbox recovery: the Job was created but the pass stopped before its outcome was recorded.
+// After the restart the pass re-decides, the same name meets AlreadyExists, and the Job is adopted.
+TEST(ControllerLedgerTest, InterruptedPassIsRedecidedAndAdoptsTheJobItCreated) {
+  Harness h(At(12, 0, 30));
+  h.cluster().PutCronJob(CronJobManifest("ip", "* * * * *"));
+  h.Pump();
+  h.ledger().FailCommitsWhere(HasCreateOutcome);
+  h.clock().AdvanceTo(At(12, 1, 0).Add(std::chrono::milliseconds(100)));
+  ASSERT_EQ(*h.controller().RunReady(), 1u);  // the pass failed after the create
+  const std::string job = reconciler::JobName("ip", At(12, 1));
+  EXPECT_EQ(h.cluster().Created().at(job), 1);
+  auto watch = h.cluster().TakeEvents();  // the Job's ADDED event, not yet seen by the view
+
+  h.ledger().FailCommitsWhere(nullptr);
+  h.Restart();
+  ASSERT_EQ(*h.controller().RunReady(), 1u);  // "startup": re-decides the same slot
+  ASSERT_TRUE(h.controller().Ingest(watch).ok());
+  h.Pump();
+
+  EXPECT_EQ(h.cluster().Created().at(job), 1);  // never created twice
+  const auto decisions = h.Decisions();
+  size_t creates = 0;
+  for (const auto& d : decisions) {
+    creates += d.action == DecisionAction::kCreateJob && d.scheduled_time == At(12, 1);
+  }
+  EXPECT_EQ(creates, 1u);
+  auto cj = h.cluster().GetCronJobObject("default", "ip");
+  ASSERT_TRUE(cj.has_value());
+  ASSERT_EQ((*cj)["status"]["active"].size(), 1u);
+  EXPECT_EQ((*cj)["status"]["active"][0]["name"], job);
+
+  auto report = ReplayPasses(h.ledger(), h.tzdb());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->interrupted_ticks.size(), 1u);
+  EXPECT_EQ(report->dangling_intents.size(), 1u);
+  EXPECT_EQ(report->mismatches, 0u);
+}
+
+TEST(ControllerLedgerTest, ControllerStateBlobRoundTripsAndIsTiedToTheUid) {
+  model::AccountingState s;
+  s.accounted_through = At(12, 1);
+  s.pending_slot = At(12, 2);
+  s.pending_reason = "ConcurrencyForbid";
+  const std::string blob = EncodeControllerState("uid-1", s);
+  auto back = DecodeControllerState(blob);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->first, "uid-1");
+  EXPECT_EQ(back->second, s);
+  EXPECT_EQ(EncodeControllerState(back->first, back->second), blob);
+  EXPECT_TRUE(DecodeControllerState("{}").status().IsCorruption());
+}
+
+}  // namespace
+}  // namespace cronledger::controller
