@@ -1,0 +1,181 @@
+// Ledger benchmarks; prints figures and ratios against raw RocksDB measured in the same run.
+//  1. durable ingest (`IngestStream`, --sync always) of ≈2.7 KB CronJob/Job watch events vs raw
+//     RocksDB writes of the same bytes: two writer threads, WriteBatches of the same size,
+//     sync=true (RocksDB's own group commit merges them).
+//  2. log scan + decode + fold (what rebuild does) vs raw iteration of the same column family.
+#include <fcntl.h>
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "ingest/stream_ingest.h"
+#include "ingest/test_events.h"
+#include "store/ledger.h"
+#include "store/test_util.h"
+#include "store/view.h"
+
+namespace cronledger {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr size_t kBatch = 1024;
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+std::string Be64(uint64_t v) {
+  std::string k(8, '\0');
+  for (int i = 7; i >= 0; --i, v >>= 8) k[static_cast<size_t>(i)] = static_cast<char>(v);
+  return k;
+}
+
+double RawWrites(const std::string& path, const std::vector<std::string>& lines) {
+  rocksdb::Options o;
+  o.create_if_missing = true;
+  o.compression = rocksdb::kLZ4Compression;
+  o.max_background_jobs = 2;
+  rocksdb::DB* db = nullptr;
+  if (!rocksdb::DB::Open(o, path, &db).ok()) std::abort();
+  const auto start = Clock::now();
+  auto writer = [&](size_t first) {
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    for (size_t b = first * kBatch; b < lines.size(); b += 2 * kBatch) {
+      rocksdb::WriteBatch batch;
+      for (size_t i = b; i < std::min(lines.size(), b + kBatch); ++i) {
+        if (!batch.Put(Be64(i + 1), lines[i]).ok()) std::abort();
+      }
+      if (!db->Write(wo, &batch).ok()) std::abort();
+    }
+  };
+  std::thread t0(writer, 0), t1(writer, 1);
+  t0.join();
+  t1.join();
+  const double s = Seconds(start);
+  if (!db->Close().ok()) std::abort();
+  delete db;
+  return static_cast<double>(lines.size()) / s;
+}
+
+double LedgerIngest(const std::string& path, const std::string& file, uint64_t* events) {
+  store::LedgerOptions o;
+  o.path = path;
+  o.sync = store::SyncMode::kAlways;
+  auto ledger = std::move(store::Ledger::Open(o)).value();
+  ingest::StreamIngestOptions so;
+  so.source = "file:" + file;
+  so.batch_documents = kBatch;
+  const int fd = ::open(file.c_str(), O_RDONLY);
+  const auto start = Clock::now();
+  auto r = ingest::IngestStream(fd, ledger.get(), so, nullptr);
+  const double s = Seconds(start);
+  ::close(fd);
+  if (!r.ok()) {
+    std::fprintf(stderr, "ingest failed: %s\n", r.status().ToString().c_str());
+    std::abort();
+  }
+  *events = r->events;
+  return static_cast<double>(r->events) / s;
+}
+
+double LedgerFold(const std::string& path, uint64_t* records) {
+  store::LedgerOptions o;
+  o.path = path;
+  auto ledger = std::move(store::Ledger::Open(o)).value();
+  store::MemViewStore view;
+  *records = 0;
+  const auto start = Clock::now();
+  Status fold;
+  Status s = ledger->ScanInputs(0, false, [&](const store::LogRecord& r) {
+    fold = store::FoldWatchEvent(std::get<model::WatchEvent>(r.input), r.seq, &view);
+    ++*records;
+    return fold.ok();
+  });
+  const double secs = Seconds(start);
+  if (!s.ok() || !fold.ok()) std::abort();
+  return static_cast<double>(*records) / secs;
+}
+
+double RawScan(const std::string& path, uint64_t* records) {
+  rocksdb::DBOptions o;
+  std::vector<std::string> names;
+  if (!rocksdb::DB::ListColumnFamilies(o, path, &names).ok()) std::abort();
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+  for (const auto& n : names) {
+    rocksdb::ColumnFamilyOptions co;
+    co.compression = rocksdb::kLZ4Compression;
+    cfs.emplace_back(n, co);
+  }
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  if (!rocksdb::DB::Open(o, path, cfs, &handles, &db).ok()) std::abort();
+  rocksdb::ColumnFamilyHandle* inputs = nullptr;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == "inputs") inputs = handles[i];
+  }
+  uint64_t checksum = 0;
+  *records = 0;
+  const auto start = Clock::now();
+  {
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), inputs));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      checksum += it->value().size() + static_cast<uint8_t>(it->value()[0]);
+      ++*records;
+    }
+  }
+  const double secs = Seconds(start);
+  for (auto* h : handles) (void)db->DestroyColumnFamilyHandle(h);
+  (void)db->Close();
+  delete db;
+  if (checksum == 0) std::abort();
+  return static_cast<double>(*records) / secs;
+}
+
+}  // namespace
+}  // namespace cronledger
+
+int main(int argc, char** argv) {
+  using namespace cronledger;
+  const uint64_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 60000;
+  store::testing::TempDir dir;
+  const std::string file = dir.Sub("events.jsonl");
+  std::vector<std::string> lines;
+  size_t bytes = 0;
+  {
+    std::ofstream f(file);
+    for (uint64_t i = 0; i < n; ++i) {
+      lines.push_back(ingest::testing::StreamLine(i, 1000));
+      f << lines.back();
+      bytes += lines.back().size();
+    }
+  }
+  std::printf("ledger bench: %llu watch events, %.0f bytes each on average, batches of %zu\n",
+              static_cast<unsigned long long>(n), static_cast<double>(bytes) / n, kBatch);
+  uint64_t events = 0;
+  const double raw_w = RawWrites(dir.Sub("raw"), lines);
+  const double ours_w = LedgerIngest(dir.Sub("ledger"), file, &events);
+  std::printf(
+      "durable ingest (fsync'd)     : %10.0f events/s   raw RocksDB writes: %10.0f/s   ratio "
+      "%.2f\n",
+      ours_w, raw_w, ours_w / raw_w);
+  uint64_t folded = 0, scanned = 0;
+  const double raw_s = RawScan(dir.Sub("ledger"), &scanned);
+  const double ours_s = LedgerFold(dir.Sub("ledger"), &folded);
+  std::printf(
+      "log scan + decode + fold     : %10.0f records/s  raw RocksDB iteration: %10.0f/s   ratio "
+      "%.2f\n",
+      ours_s, raw_s, ours_s / raw_s);
+  if (folded != events || scanned != events) {
+    std::fprintf(stderr, "record counts differ: %llu ingested, %llu folded, %llu scanned\n",
+                 static_cast<unsigned long long>(events), static_cast<unsigned long long>(folded),
+                 static_cast<unsigned long long>(scanned));
+    return 1;
+  }
+  return 0;
+}
