@@ -1,6 +1,8 @@
 #include "reconciler/cronjob_time.h"
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 namespace cronledger::reconciler {
 namespace {
@@ -21,6 +23,55 @@ Time EarliestTime(const model::CronJob& cj) {
   if (cj.status.last_schedule_time) return *cj.status.last_schedule_time;
   // metav1.Time zero value when the API object has no creationTimestamp.
   return cj.metadata.creation_timestamp.value_or(Time::GoZero());
+}
+
+// Whether robfig parses `text` as a ConstantDelaySchedule ("@every", after an optional TZ= prefix).
+bool IsConstantDelay(const std::string& text) {
+  std::string_view v = text;
+  if (v.rfind("TZ=", 0) == 0 || v.rfind("CRON_TZ=", 0) == 0) {
+    const size_t space = v.find(' ');
+    v = space == std::string_view::npos ? std::string_view() : v.substr(space + 1);
+  }
+  while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+  return v.rfind("@every", 0) == 0;
+}
+
+// spec §7.1 step 7: walk next(start), next(next(start)), ... while <= now, keeping the last. Go
+// really walks; when the estimate left a long way to go (no creationTimestamp means Go's zero time,
+// and the elapsed time saturates at ~292 years) the same answer is computed without millions of
+// steps: a constant-delay series in closed form, and for a set of fire times (cron specs and the
+// other descriptors) the walk may start at any instant before the last fire time.
+constexpr int64_t kLongWalkSteps = 1000;
+
+std::optional<Time> LastFireTime(const Schedule& schedule, bool constant_delay, Time start,
+                                 Time now, int64_t gap) {
+  const int64_t span = GoWholeSeconds(now.Sub(start));
+  if (span / gap > kLongWalkSteps) {
+    if (constant_delay) {
+      const Time base = start.TruncateToSecond();
+      const std::optional<Time> first = schedule.Next(base);
+      if (!first || *first > now) return std::nullopt;
+      const int64_t delay = first->unix_seconds() - base.unix_seconds();
+      const int64_t steps = (now.unix_seconds() - base.unix_seconds()) / delay;
+      Time last = base.AddSeconds(steps * delay);
+      if (last > now) last = last.AddSeconds(-delay);
+      return last;
+    }
+    for (int64_t back = gap * 2; back < span; back *= 2) {
+      const Time probe = now.AddSeconds(-back);
+      const std::optional<Time> t = schedule.Next(probe);
+      if (t && *t <= now) {
+        start = probe;
+        break;
+      }
+    }
+  }
+  std::optional<Time> last;
+  for (std::optional<Time> t = schedule.Next(start); t && *t <= now; t = schedule.Next(*t)) {
+    if (last && *t <= *last) break;  // defensive: a non-advancing schedule must not loop forever
+    last = t;
+  }
+  return last;
 }
 
 }  // namespace
@@ -79,13 +130,8 @@ Result<MostRecent> MostRecentScheduleTime(const model::CronJob& cj, Time now,
   const int64_t elapsed = GoWholeSeconds(now.Sub(t1));
   const int64_t missed = elapsed / gap + 1;
   const Time start = t1.Add(GoSeconds(WrapMul(missed - 2, gap)));
-  std::optional<Time> last;
-  for (std::optional<Time> t = schedule.Next(start); t && *t <= now; t = schedule.Next(*t)) {
-    if (last && *t <= *last) break;  // defensive: a non-advancing schedule must not loop forever
-    last = t;
-  }
   out.missed = missed > kTooManyMissedThreshold ? Missed::kMany : Missed::kFew;
-  out.most_recent = last;
+  out.most_recent = LastFireTime(schedule, IsConstantDelay(cj.spec.schedule), start, now, gap);
   return out;
 }
 

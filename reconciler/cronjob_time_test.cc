@@ -251,6 +251,37 @@ TEST(UpstreamNextScheduleTime, Cases) {
   EXPECT_FALSE(NextScheduleTime(cj, AfterTop(1h), *rogue).ok());
 }
 
+// Without a creationTimestamp earliest is Go's zero time: the estimate leaves a walk of millions of
+// steps, which is shortcut without changing the answer.
+TEST(MostRecentScheduleTime, ZeroCreationTimeIsCheapAndExact) {
+  const Time now = testing::T("2016-05-22T13:14:55Z");
+  auto cron = CronJobWith("@hourly", std::nullopt, std::nullopt);
+  auto hourly = Parse("@hourly");
+  ASSERT_NE(hourly, nullptr);
+  auto got = MostRecentScheduleTime(cron, now, *hourly, false);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->earliest, Time::GoZero());
+  EXPECT_EQ(got->most_recent, testing::T("2016-05-22T13:00:00Z"));
+  EXPECT_EQ(got->missed, Missed::kMany);
+  // @every anchors at Go's zero time + k * delay; 2016-05-22T13:00:00Z is such an instant for 1h.
+  auto every = CronJobWith("@every 1h", std::nullopt, std::nullopt);
+  auto delay = Parse("@every 1h");
+  ASSERT_NE(delay, nullptr);
+  got = MostRecentScheduleTime(every, now, *delay, false);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->most_recent, testing::T("2016-05-22T13:00:00Z"));
+  // 7 minutes does not divide the span evenly: the anchor shows through.
+  auto every7 = CronJobWith("@every 7m", std::nullopt, std::nullopt);
+  auto delay7 = Parse("@every 7m");
+  ASSERT_NE(delay7, nullptr);
+  got = MostRecentScheduleTime(every7, now, *delay7, false);
+  ASSERT_TRUE(got.ok());
+  ASSERT_TRUE(got->most_recent.has_value());
+  EXPECT_EQ((got->most_recent->unix_seconds() - Time::GoZero().unix_seconds()) % 420, 0);
+  EXPECT_LE(*got->most_recent, now);
+  EXPECT_GT(got->most_recent->AddSeconds(420), now);
+}
+
 TEST(GoArithmetic, RoundAndWholeSeconds) {
   EXPECT_EQ(GoRound(1500ms, 1s), 2s);
   EXPECT_EQ(GoRound(1499ms, 1s), 1s);

@@ -28,19 +28,25 @@ DueSlots EnumerateDue(const Schedule& schedule, Time anchor, Time now, size_t ma
     due.individual = std::move(head);
     return due;
   }
-  // More than max_individual: find a cut W such that (W, now] holds at most max_individual fire
-  // times and (W - 1s, now] more. The schedule resolution is one second, so (W, now] holds exactly
-  // max_individual of them (fewer only if the walk meets a non-advancing schedule).
-  int64_t lo = anchor.unix_seconds();
-  int64_t hi = now.unix_seconds();
-  while (hi - lo > 1) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    const size_t n = Walk(schedule, Time::FromUnix(mid), now, max_individual + 1).size();
-    (n <= max_individual ? hi : lo) = mid;
+  // More than max_individual: pick a cut W such that (W, now] holds at most max_individual fire
+  // times; everything in (anchor, W] becomes one range record. Start from the observed spacing
+  // (half of max_individual slots back from now) and halve the distance until it fits; a regular
+  // schedule fits at once, and any schedule within ~64 halvings (1 s resolution).
+  const int64_t spacing =
+      std::max<int64_t>(1, (head.back().unix_seconds() - head.front().unix_seconds()) /
+                               static_cast<int64_t>(max_individual));
+  int64_t back = std::max<int64_t>(1, spacing * static_cast<int64_t>(max_individual / 2));
+  Time cut = now.AddSeconds(-back);
+  std::vector<Time> tail = Walk(schedule, cut, now, max_individual + 1);
+  while (tail.size() > max_individual && back > 1) {
+    back /= 2;
+    cut = now.AddSeconds(-back);
+    tail = Walk(schedule, cut, now, max_individual + 1);
   }
-  const Time cut = std::max(Time::FromUnix(hi), head.front());
-  due.range = std::make_pair(head.front(), cut);
-  due.individual = Walk(schedule, cut, now, max_individual);
+  if (tail.size() > max_individual) tail.resize(max_individual);  // > 1 fire time per second
+  // (anchor, cut] holds more than the tail's complement, so cut is after the first fire time.
+  due.range = std::make_pair(head.front(), std::max(cut, head.front()));
+  due.individual = std::move(tail);
   return due;
 }
 
