@@ -6,7 +6,9 @@
 // the status), assigns deterministic uids and resourceVersions, emits the watch events a real
 // watch would deliver (TakeEvents), and injects errors on demand. Thread-safe.
 
+#include <algorithm>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -80,6 +82,64 @@ class FakeActuator : public Actuator {
     failures_[call_key] = {reason, times};
   }
 
+  // --- persistence, for tests whose cluster must outlive a killed process
+  // Called with every change, in order, before the call that made it returns.
+  void SetChangeHook(std::function<void(const model::WatchEvent&)> hook) {
+    std::lock_guard<std::mutex> lock(mu_);
+    change_hook_ = std::move(hook);
+  }
+  // Called in Perform before the call is applied (phase 0) and after (phase 1).
+  void SetCallHook(std::function<void(const model::ApiCall&, int phase)> hook) {
+    std::lock_guard<std::mutex> lock(mu_);
+    call_hook_ = std::move(hook);
+  }
+  // Rebuilds the state from the changes a previous instance reported (no events are emitted).
+  void Restore(const std::vector<model::WatchEvent>& changes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const model::WatchEvent& ev : changes) {
+      auto& objects = ev.kind == model::ObjectKind::kJob ? jobs_ : cron_jobs_;
+      const std::string key = ev.namespace_ + "/" + ev.name;
+      resource_version_ = std::max<uint64_t>(resource_version_, std::stoull(ev.resource_version));
+      if (ev.type == model::WatchEventType::kDeleted) {
+        objects.erase(key);
+        continue;
+      }
+      if (ev.type == model::WatchEventType::kAdded) {
+        ++uid_;
+        if (ev.kind == model::ObjectKind::kJob) ++created_[ev.name];
+      }
+      objects[key] = model::ParseJson(ev.raw).value();
+    }
+  }
+  // Every object as ADDED events, CronJobs first (an informer's relist).
+  std::vector<model::WatchEvent> List() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<model::WatchEvent> out;
+    for (const auto* objects : {&cron_jobs_, &jobs_}) {
+      for (const auto& [key, obj] : *objects) {
+        out.push_back(MakeWatchEvent(model::WatchEventType::kAdded, obj).value());
+      }
+    }
+    return out;
+  }
+  bool HasJob(const std::string& ns, const std::string& name) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return jobs_.count(ns + "/" + name) != 0;
+  }
+  // Jobs started before `cutoff` that have not finished (the Job controller's view).
+  std::vector<std::string> RunningJobsStartedBefore(Time cutoff) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::string> out;
+    for (const auto& [key, job] : jobs_) {
+      const model::Json& st = job["status"];
+      if (st.contains("conditions") || !st.contains("startTime")) continue;
+      auto started = ParseRfc3339(st["startTime"].get<std::string>());
+      if (started.ok() && *started < cutoff)
+        out.push_back(job["metadata"]["name"].get<std::string>());
+    }
+    return out;
+  }
+
   // --- what happened
   std::vector<model::WatchEvent> TakeEvents() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -117,6 +177,18 @@ class FakeActuator : public Actuator {
   model::ApiOutcome Perform(const model::ApiCall& call) override {
     std::lock_guard<std::mutex> lock(mu_);
     calls_.push_back(call);
+    if (call_hook_) call_hook_(call, 0);
+    model::ApiOutcome outcome = Apply(call);
+    if (call_hook_) call_hook_(call, 1);
+    return outcome;
+  }
+  void RecordEvent(const model::CronJobRef&, const reconciler::Event& event) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    recorded_.push_back(event);
+  }
+
+ private:
+  model::ApiOutcome Apply(const model::ApiCall& call) {
     auto f = failures_.find(CallKey(call));
     if (f != failures_.end() && f->second.second != 0) {
       if (f->second.second > 0) --f->second.second;
@@ -146,12 +218,7 @@ class FakeActuator : public Actuator {
     }
     return Error("BadRequest", call);
   }
-  void RecordEvent(const model::CronJobRef&, const reconciler::Event& event) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    recorded_.push_back(event);
-  }
 
- private:
   static std::string KeyOf(const model::Json& obj) {
     return obj["metadata"].value("namespace", "default") + "/" +
            obj["metadata"]["name"].get<std::string>();
@@ -190,6 +257,7 @@ class FakeActuator : public Actuator {
   void Emit(model::WatchEventType type, const model::Json& obj) {
     auto ev = MakeWatchEvent(type, obj);
     CL_CHECK(ev.ok());  // the fake stores only objects it could name
+    if (change_hook_) change_hook_(*ev);
     events_.push_back(std::move(*ev));
   }
 
@@ -202,6 +270,8 @@ class FakeActuator : public Actuator {
   std::vector<model::ApiCall> calls_;
   std::map<std::string, int> created_;
   std::vector<reconciler::Event> recorded_;
+  std::function<void(const model::WatchEvent&)> change_hook_;
+  std::function<void(const model::ApiCall&, int)> call_hook_;
   uint64_t uid_ = 0;
   uint64_t resource_version_ = 0;
 };
