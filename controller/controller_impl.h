@@ -75,7 +75,19 @@ class ControllerImpl final : public Controller {
                     const std::string& owner_uid, std::string_view why);
 
   // --- one pass (reconcile_pass.cc)
+  struct PassContext {
+    std::string key, ns, name, uid, why;
+    uint64_t tick_seq = 0;
+    uint64_t view_seq = 0;  // the last input folded into the view the pass read
+    reconciler::SyncInput in;
+  };
   PassReport RunPass(const std::string& key, const std::string& why);
+  // Reads the view and the accounting state, reads the clock and commits the Tick. nullopt when
+  // the CronJob is gone (spec §3 step 1).
+  Result<std::optional<PassContext>> BeginPass(const std::string& key, const std::string& why);
+  Result<reconciler::Step> PerformCalls(PassContext& ctx, std::vector<model::Input>* unsent);
+  Status FinishPass(const PassContext& ctx, std::vector<model::Input> unsent,
+                    reconciler::SyncResult& result);
   Result<model::AccountingState> LoadAccounting(const std::string& key, const std::string& uid);
 
   // --- queue plumbing (controller_impl.cc)

@@ -5,6 +5,7 @@
 // goes on, and the decisions, the PassEnd and the accounting state are one unit of work.
 
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "controller/controller_impl.h"
@@ -89,80 +90,97 @@ Result<model::AccountingState> ControllerImpl::LoadAccounting(const std::string&
   return std::move(state.second);
 }
 
-PassReport ControllerImpl::RunPass(const std::string& key, const std::string& why) {
-  PassReport report;
-  const auto [ns, name] = SplitKey(key);
-  auto view = ledger_.ReadCronJobView(ns, name);
+Result<std::optional<ControllerImpl::PassContext>> ControllerImpl::BeginPass(
+    const std::string& key, const std::string& why) {
+  PassContext ctx;
+  ctx.key = key;
+  std::tie(ctx.ns, ctx.name) = SplitKey(key);
+  ctx.why = why;
+  auto view = ledger_.ReadCronJobView(ctx.ns, ctx.name);
   if (view.status().IsNotFound()) {
     // spec §3 step 1: gone from the cache -> done, no error, no requeue. Its state goes too.
     store::UnitOfWork unit;
     unit.controller_state.emplace_back(key, std::nullopt);
-    auto committed = ledger_.Commit(std::move(unit));
-    return committed.ok() ? report : Failed(report, committed.status());
+    CL_RETURN_IF_ERROR(ledger_.Commit(std::move(unit)).status());
+    return std::optional<PassContext>();
   }
-  if (!view.ok()) return Failed(report, view.status());
-  const std::string uid = view->cron_job.metadata.uid;
-  auto accounting = LoadAccounting(key, uid);
-  if (!accounting.ok()) return Failed(report, accounting.status());
-
-  reconciler::SyncInput in;
-  in.cron_job = std::move(view->cron_job);
-  in.jobs = std::move(view->jobs);
-  in.now = wall_.Now();  // the one clock read of the pass, recorded in its Tick
-  in.options = options_.decide;
-  in.tzdb = &tzdb_;
-  in.accounting = std::move(*accounting);
-
-  store::UnitOfWork tick_unit;
-  tick_unit.inputs.emplace_back(model::Tick{in.now, ns, name, why});
-  auto tick = ledger_.Commit(std::move(tick_unit));
-  if (!tick.ok()) return Failed(report, tick.status());
-  report.ran = true;
+  CL_RETURN_IF_ERROR(view.status());
+  ctx.uid = view->cron_job.metadata.uid;
+  ctx.view_seq = view->last_input_seq;
+  CL_ASSIGN_OR_RETURN(ctx.in.accounting, LoadAccounting(key, ctx.uid));
+  ctx.in.cron_job = std::move(view->cron_job);
+  ctx.in.jobs = std::move(view->jobs);
+  ctx.in.now = wall_.Now();  // the one clock read of the pass, recorded in its Tick
+  ctx.in.options = options_.decide;
+  ctx.in.tzdb = &tzdb_;
+  store::UnitOfWork tick;
+  tick.inputs.emplace_back(model::Tick{ctx.in.now, ctx.ns, ctx.name, why});
+  CL_ASSIGN_OR_RETURN(store::CommitResult committed, ledger_.Commit(std::move(tick)));
+  ctx.tick_seq = committed.first_input_seq;
   ++passes_;
-  const uint64_t tick_seq = tick->first_input_seq;
+  return std::optional<PassContext>(std::move(ctx));
+}
 
-  // The outcome of call k is committed together with the intent of call k+1 (or with the end of
-  // the pass): one commit per call, and each intent is durable before its call is made.
-  std::vector<model::Input> unsent;
-  reconciler::Step step = reconciler::Decide(in);
+// The outcome of call k is committed together with the intent of call k+1 (or with the end of the
+// pass): one commit per call, and each intent is durable before its call is made.
+Result<reconciler::Step> ControllerImpl::PerformCalls(PassContext& ctx,
+                                                      std::vector<model::Input>* unsent) {
+  reconciler::Step step = reconciler::Decide(ctx.in);
   while (step.next_call) {
-    if (in.outcomes.size() >= kMaxCallsPerPass) {
-      return Failed(report, Status::Internal("reconcile pass made more than " +
-                                             std::to_string(kMaxCallsPerPass) + " API calls"));
+    if (ctx.in.outcomes.size() >= kMaxCallsPerPass) {
+      return Status::Internal("reconcile pass made more than " + std::to_string(kMaxCallsPerPass) +
+                              " API calls");
     }
     const model::ApiCall& call = *step.next_call;
     store::UnitOfWork unit;
-    unit.inputs = std::move(unsent);
-    unsent.clear();
-    unit.inputs.emplace_back(IntentOf(call, in.now, tick_seq, in.outcomes.size()));
-    auto committed = ledger_.Commit(std::move(unit));
-    if (!committed.ok()) return Failed(report, committed.status());
+    unit.inputs = std::move(*unsent);
+    unsent->clear();
+    unit.inputs.emplace_back(IntentOf(call, ctx.in.now, ctx.tick_seq, ctx.in.outcomes.size()));
+    CL_ASSIGN_OR_RETURN(store::CommitResult committed, ledger_.Commit(std::move(unit)));
     model::ApiOutcome outcome = actuator_.Perform(call);
     ++api_calls_;
-    unsent.emplace_back(OutcomeOf(call, outcome, in.now, committed->last_input_seq));
-    in.outcomes.push_back(std::move(outcome));
-    step = reconciler::Decide(in);
+    unsent->emplace_back(OutcomeOf(call, outcome, ctx.in.now, committed.last_input_seq));
+    ctx.in.outcomes.push_back(std::move(outcome));
+    step = reconciler::Decide(ctx.in);
   }
+  return step;
+}
 
-  reconciler::SyncResult& result = step.result;
+// The last outcome, the decisions, the PassEnd and the state blob: one unit of work.
+Status ControllerImpl::FinishPass(const PassContext& ctx, std::vector<model::Input> unsent,
+                                  reconciler::SyncResult& result) {
   for (model::Decision& d : result.decisions) {
-    d.cause = model::DecisionCause{tick_seq, view->last_input_seq, why};
+    d.cause = model::DecisionCause{ctx.tick_seq, ctx.view_seq, ctx.why};
   }
   store::UnitOfWork end;
   end.inputs = std::move(unsent);
   end.inputs.emplace_back(
-      model::PassEnd{in.now, tick_seq, view->last_input_seq, ns, name, uid,
-                     static_cast<uint32_t>(in.outcomes.size()), ResultName(result),
+      model::PassEnd{ctx.in.now, ctx.tick_seq, ctx.view_seq, ctx.ns, ctx.name, ctx.uid,
+                     static_cast<uint32_t>(ctx.in.outcomes.size()), ResultName(result),
                      model::DumpJson(model::EncodeAccountingState(result.accounting))});
   const size_t decision_count = result.decisions.size();
   end.decisions = std::move(result.decisions);
-  end.controller_state.emplace_back(key, EncodeControllerState(uid, result.accounting));
-  auto committed = ledger_.Commit(std::move(end));
-  if (!committed.ok()) return Failed(report, committed.status());
+  end.controller_state.emplace_back(ctx.key, EncodeControllerState(ctx.uid, result.accounting));
+  CL_RETURN_IF_ERROR(ledger_.Commit(std::move(end)).status());
   decisions_ += decision_count;
+  return Status::Ok();
+}
 
+PassReport ControllerImpl::RunPass(const std::string& key, const std::string& why) {
+  PassReport report;
+  auto ctx = BeginPass(key, why);
+  if (!ctx.ok()) return Failed(report, ctx.status());
+  if (!ctx->has_value()) return report;
+  PassContext& pass = **ctx;
+  report.ran = true;
+  std::vector<model::Input> unsent;
+  auto step = PerformCalls(pass, &unsent);
+  if (!step.ok()) return Failed(report, step.status());
+  reconciler::SyncResult& result = step->result;
+  const Status finished = FinishPass(pass, std::move(unsent), result);
+  if (!finished.ok()) return Failed(report, finished);
   // Kubernetes Events only after the pass that produced them is committed (actuator.h).
-  const model::CronJobRef ref{ns, name, uid};
+  const model::CronJobRef ref{pass.ns, pass.name, pass.uid};
   for (const reconciler::Event& e : result.events) actuator_.RecordEvent(ref, e);
   report.error = result.error;
   report.requeue_after = result.requeue_after;
