@@ -1,0 +1,273 @@
+#include "ingest/kafka_source.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+
+#include "ingest/decoder.h"
+
+namespace cronledger::ingest {
+
+struct KafkaEventSource::Impl {
+  Impl(store::Ledger& l, KafkaSourceOptions o) : ledger(l), options(std::move(o)) {}
+  ~Impl() {
+    if (rk == nullptr) return;
+    // Leaves the group; nothing is committed to the ledger any more (the unflushed batch, if a
+    // failure left one, is re-read from the stored positions next time).
+    rd_kafka_consumer_close(rk);
+    rd_kafka_destroy(rk);
+  }
+
+  Status Flush();
+  void OnRebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions);
+  void Add(const rd_kafka_message_t& m);
+
+  store::Ledger& ledger;
+  const KafkaSourceOptions options;
+  rd_kafka_t* rk = nullptr;
+  WatchDecoder decoder;
+  DecodedDocument decoded;
+  std::string padded;
+  std::map<int32_t, int64_t> next;        // assigned partition -> next offset to ingest
+  store::UnitOfWork batch;                // built by Add(), committed by Flush()
+  std::map<int32_t, int64_t> batch_next;  // partitions the batch advances
+  KafkaIngestProgress counts;             // of the current Poll() call
+  Status failed;
+};
+
+namespace {
+
+void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
+  const auto* impl = static_cast<const KafkaEventSource::Impl*>(rd_kafka_opaque(rk));
+  if (impl != nullptr && impl->options.log) {
+    impl->options.log(level, fac, buf);
+  } else if (level <= 4) {
+    std::fprintf(stderr, "rdkafka %s: %s\n", fac, buf);
+  }
+}
+
+void OnRebalanceCb(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                   rd_kafka_topic_partition_list_t* partitions, void* opaque) {
+  (void)rk;
+  static_cast<KafkaEventSource::Impl*>(opaque)->OnRebalance(err, partitions);
+}
+
+Result<rd_kafka_conf_t*> NewConf(const KafkaSourceOptions& o, KafkaEventSource::Impl* impl) {
+  for (const auto& [key, value] : o.properties) {
+    if (key == "enable.auto.commit" || key == "enable.auto.offset.store" || key == "group.id") {
+      return Status::InvalidArgument("kafka property " + key +
+                                     " is set by cronledger and cannot be overridden");
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> props = o.properties;
+  props.emplace_back("bootstrap.servers", o.brokers);
+  props.emplace_back("group.id", o.group_id);
+  props.emplace_back("enable.auto.commit", "false");
+  props.emplace_back("enable.auto.offset.store", "false");
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char errstr[512];
+  for (const auto& [key, value] : props) {
+    if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), errstr, sizeof(errstr)) !=
+        RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      // errstr may quote the value (a password, say); only the key is reported.
+      return Status::InvalidArgument("invalid kafka property " + key);
+    }
+  }
+  rd_kafka_conf_set_opaque(conf, impl);
+  rd_kafka_conf_set_log_cb(conf, &OnLog);
+  rd_kafka_conf_set_rebalance_cb(conf, &OnRebalanceCb);
+  return conf;
+}
+
+}  // namespace
+
+std::string KafkaPartitionSource(std::string_view topic, int32_t partition) {
+  return "kafka:" + std::string(topic) + "/" + std::to_string(partition);
+}
+
+std::string EncodeKafkaPosition(int64_t next_offset) {
+  return "next=" + std::to_string(next_offset);
+}
+
+Result<int64_t> DecodeKafkaPosition(std::string_view s) {
+  constexpr std::string_view kPrefix = "next=";
+  int64_t next = 0;
+  if (s.substr(0, kPrefix.size()) != kPrefix) return Status::Corruption("bad kafka position");
+  const char* begin = s.data() + kPrefix.size();
+  const char* end = s.data() + s.size();
+  auto [ptr, ec] = std::from_chars(begin, end, next);
+  if (ec != std::errc() || ptr != end || begin == end || next < 0) {
+    return Status::Corruption("bad kafka position");
+  }
+  return next;
+}
+
+std::string WatchEventKey(const model::WatchEvent& e) {
+  if (e.name.empty()) return "/";
+  const bool owned = e.kind == model::ObjectKind::kJob && !e.owner_name.empty();
+  return e.namespace_ + "/" + (owned ? e.owner_name : e.name);
+}
+
+Status KafkaEventSource::Impl::Flush() {
+  if (batch_next.empty()) return Status::Ok();
+  for (const auto& [partition, offset] : batch_next) {
+    batch.positions.push_back(
+        {KafkaPartitionSource(options.topic, partition), EncodeKafkaPosition(offset)});
+  }
+  auto committed = ledger.Commit(std::move(batch));
+  batch = store::UnitOfWork();
+  if (!committed.ok()) {
+    batch_next.clear();
+    return committed.status();
+  }
+  if (committed->first_input_seq != 0) {
+    if (counts.first_seq == 0) counts.first_seq = committed->first_input_seq;
+    counts.last_seq = committed->last_input_seq;
+  }
+  rd_kafka_topic_partition_list_t* offsets =
+      rd_kafka_topic_partition_list_new(static_cast<int>(batch_next.size()));
+  for (const auto& [partition, offset] : batch_next) {
+    next[partition] = offset;
+    rd_kafka_topic_partition_list_add(offsets, options.topic.c_str(), partition)->offset = offset;
+  }
+  if (options.commit_to_group) {
+    // Best effort, for lag monitoring only: the ledger's positions decide where reading resumes,
+    // so a failed group commit changes nothing and its result is deliberately not awaited.
+    (void)rd_kafka_commit(rk, offsets, 1);
+  }
+  rd_kafka_topic_partition_list_destroy(offsets);
+  batch_next.clear();
+  return Status::Ok();
+}
+
+void KafkaEventSource::Impl::OnRebalance(rd_kafka_resp_err_t err,
+                                         rd_kafka_topic_partition_list_t* partitions) {
+  const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
+  if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    for (int i = 0; i < partitions->cnt; ++i) {
+      rd_kafka_topic_partition_t& p = partitions->elems[i];
+      auto stored = ledger.GetSourcePosition(KafkaPartitionSource(p.topic, p.partition));
+      int64_t offset = RD_KAFKA_OFFSET_BEGINNING;  // a partition this ledger never read
+      if (stored.ok()) {
+        auto decoded_offset = DecodeKafkaPosition(*stored);
+        if (!decoded_offset.ok() && failed.ok()) failed = decoded_offset.status();
+        if (decoded_offset.ok()) offset = *decoded_offset;
+      } else if (!stored.status().IsNotFound() && failed.ok()) {
+        failed = stored.status();
+      }
+      p.offset = offset;
+      next[p.partition] = offset < 0 ? 0 : offset;
+    }
+    if (cooperative) {
+      rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, partitions);
+      if (e != nullptr && failed.ok()) failed = Status::Unavailable(rd_kafka_error_string(e));
+      if (e != nullptr) rd_kafka_error_destroy(e);
+    } else {
+      rd_kafka_assign(rk, partitions);
+    }
+    return;
+  }
+  // Revoked (or lost): what was read from these partitions is committed before they go.
+  if (Status s = Flush(); !s.ok() && failed.ok()) failed = s;
+  for (int i = 0; i < partitions->cnt; ++i) next.erase(partitions->elems[i].partition);
+  if (cooperative) {
+    rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk, partitions);
+    if (e != nullptr) rd_kafka_error_destroy(e);  // the partitions are gone either way
+  } else {
+    rd_kafka_assign(rk, nullptr);
+  }
+}
+
+void KafkaEventSource::Impl::Add(const rd_kafka_message_t& m) {
+  auto it = next.find(m.partition);
+  if (it != next.end() && m.offset < it->second) {
+    ++counts.skipped;  // already in the ledger
+    return;
+  }
+  const std::string where =
+      options.topic + "/" + std::to_string(m.partition) + "/" + std::to_string(m.offset);
+  decoded.events.clear();
+  decoded.rejections.clear();
+  const std::string_view value(static_cast<const char*>(m.payload), m.payload ? m.len : 0);
+  if (value.empty()) {
+    decoded.rejections.push_back({"empty Kafka message", "", -1});
+  } else {
+    padded.assign(value);
+    padded.resize(value.size() + kDecoderPadding);
+    decoder.Decode(std::string_view(padded.data(), value.size()), &decoded);
+  }
+  for (auto& ev : decoded.events) batch.inputs.emplace_back(std::move(ev));
+  for (auto& r : decoded.rejections) {
+    std::string source = where;
+    if (r.item >= 0) source += " items[" + std::to_string(r.item) + "]";
+    batch.quarantine.push_back(
+        {0, Time(), std::move(r.reason), std::move(source), std::move(r.raw)});
+  }
+  counts.events += decoded.events.size();
+  counts.quarantined += decoded.rejections.size();
+  ++counts.messages;
+  batch_next[m.partition] = m.offset + 1;
+  if (it != next.end()) it->second = m.offset + 1;
+}
+
+KafkaEventSource::KafkaEventSource(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+KafkaEventSource::~KafkaEventSource() = default;
+
+Result<std::unique_ptr<KafkaEventSource>> KafkaEventSource::Open(
+    store::Ledger& ledger, const KafkaSourceOptions& options) {
+  if (options.brokers.empty()) return Status::InvalidArgument("kafka brokers are required");
+  if (options.topic.empty()) return Status::InvalidArgument("kafka topic is required");
+  if (options.batch_messages == 0) return Status::InvalidArgument("batch_messages is 0");
+  auto impl = std::make_unique<Impl>(ledger, options);
+  CL_ASSIGN_OR_RETURN(rd_kafka_conf_t * conf, NewConf(options, impl.get()));
+  char errstr[512];
+  impl->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
+  if (impl->rk == nullptr) {
+    rd_kafka_conf_destroy(conf);  // rd_kafka_new() leaves it to the caller on failure
+    return Status::InvalidArgument(std::string("kafka consumer: ") + errstr);
+  }
+  rd_kafka_poll_set_consumer(impl->rk);
+  rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(topics, options.topic.c_str(), RD_KAFKA_PARTITION_UA);
+  const rd_kafka_resp_err_t err = rd_kafka_subscribe(impl->rk, topics);
+  rd_kafka_topic_partition_list_destroy(topics);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::InvalidArgument(std::string("kafka subscribe: ") + rd_kafka_err2str(err));
+  }
+  return std::unique_ptr<KafkaEventSource>(new KafkaEventSource(std::move(impl)));
+}
+
+Result<KafkaIngestProgress> KafkaEventSource::Poll(std::chrono::milliseconds wait) {
+  Impl& s = *impl_;
+  s.counts = KafkaIngestProgress();
+  int timeout = static_cast<int>(wait.count());
+  for (size_t taken = 0; taken < s.options.batch_messages && s.failed.ok(); ++taken) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(s.rk, timeout);
+    if (m == nullptr) break;
+    timeout = 0;  // after the first message, only what is ready
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      s.Add(*m);
+    } else if (m->err == RD_KAFKA_RESP_ERR__FATAL) {
+      char reason[512];
+      rd_kafka_fatal_error(s.rk, reason, sizeof(reason));
+      s.failed = Status::FailedPrecondition(std::string("kafka consumer fatal error: ") + reason);
+    } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      // Transient client errors (broker down, transport): librdkafka keeps retrying.
+      OnLog(s.rk, 4, "CONSUME", rd_kafka_message_errstr(m));
+    }
+    rd_kafka_message_destroy(m);
+  }
+  if (!s.failed.ok()) return s.failed;
+  if (Status flushed = s.Flush(); !flushed.ok()) {
+    s.failed = flushed;
+    return flushed;
+  }
+  return s.counts;
+}
+
+std::map<int32_t, int64_t> KafkaEventSource::Assignment() const { return impl_->next; }
+
+}  // namespace cronledger::ingest

@@ -1,0 +1,256 @@
+// The watch-topic consumer against librdkafka's mock cluster: round trip into the ledger,
+// offsets stored with the inputs, exact resume, poison messages, a rebalance between two
+// consumers of one group.
+#include "ingest/kafka_source.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "store/test_util.h"
+#include "tests/kafka/kafka_testing.h"
+
+namespace cronledger {
+namespace {
+
+using ingest::KafkaEventSource;
+using kafka_testing::MockCluster;
+using kafka_testing::ProduceSync;
+using namespace std::chrono_literals;
+
+constexpr int kPartitions = 3;
+
+std::string CronJobEvent(const std::string& name, int rv) {
+  return R"({"type":"MODIFIED","object":)" +
+         store::testing::CronJobJson("prod", name, "uid-" + name, std::to_string(rv)) + "}";
+}
+
+class KafkaSourceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_.CreateTopic(topic_, kPartitions);
+    store::LedgerOptions o;
+    o.path = dir_.Sub("ledger");
+    o.sync = store::SyncMode::kNone;
+    ledger_ = store::Ledger::Open(o).value();
+  }
+
+  ingest::KafkaSourceOptions Options() {
+    ingest::KafkaSourceOptions o;
+    o.brokers = cluster_.bootstraps();
+    o.topic = topic_;
+    o.group_id = "cronledger-test";
+    o.log = kafka_testing::Quiet;
+    return o;
+  }
+
+  // Produces `count` CronJob updates over 6 CronJobs with resourceVersions first+1.. and returns
+  // where each landed.
+  std::vector<std::pair<int32_t, int64_t>> ProduceEvents(int first, int count) {
+    std::vector<std::pair<std::string, std::string>> records;
+    for (int i = first; i < first + count; ++i) {
+      const std::string name = "cj" + std::to_string(i % 6);
+      records.emplace_back("prod/" + name, CronJobEvent(name, i + 1));
+    }
+    return ProduceSync(cluster_.bootstraps(), topic_, records);
+  }
+
+  // Polls until the ledger holds `inputs` input records and `quarantined` entries.
+  void IngestUntil(KafkaEventSource& source, uint64_t inputs, uint64_t quarantined = 0) {
+    const bool done = kafka_testing::PollUntil([&] {
+      auto p = source.Poll(50ms);
+      EXPECT_TRUE(p.ok()) << p.status().ToString();
+      if (!p.ok()) return true;
+      auto meta = ledger_->Meta().value();
+      return meta.last_input_seq >= inputs && meta.quarantine_count >= quarantined;
+    });
+    EXPECT_TRUE(done) << "ledger did not reach " << inputs << " inputs";
+  }
+
+  // The watch events of the ledger: resourceVersions per CronJob in log order.
+  std::map<std::string, std::vector<int>> LedgerEvents() {
+    std::map<std::string, std::vector<int>> out;
+    EXPECT_TRUE(ledger_
+                    ->ScanInputs(1, false,
+                                 [&](const store::LogRecord& r) {
+                                   const auto& e = std::get<model::WatchEvent>(r.input);
+                                   out[e.name].push_back(std::stoi(e.resource_version));
+                                   return true;
+                                 })
+                    .ok());
+    return out;
+  }
+
+  static std::map<std::string, std::vector<int>> Expected(int count) {
+    std::map<std::string, std::vector<int>> out;
+    for (int i = 0; i < count; ++i) out["cj" + std::to_string(i % 6)].push_back(i + 1);
+    return out;
+  }
+
+  std::map<int32_t, int64_t> StoredPositions() {
+    std::map<int32_t, int64_t> out;
+    for (int32_t p = 0; p < kPartitions; ++p) {
+      auto s = ledger_->GetSourcePosition(ingest::KafkaPartitionSource(topic_, p));
+      if (s.ok()) out[p] = ingest::DecodeKafkaPosition(*s).value();
+    }
+    return out;
+  }
+
+  static std::map<int32_t, int64_t> NextOffsets(
+      const std::vector<std::pair<int32_t, int64_t>>& where) {
+    std::map<int32_t, int64_t> out;
+    for (const auto& [p, offset] : where) out[p] = std::max(out[p], offset + 1);
+    return out;
+  }
+
+  store::testing::TempDir dir_;
+  MockCluster cluster_;
+  const std::string topic_ = "cronledger.watch";
+  std::unique_ptr<store::Ledger> ledger_;
+};
+
+TEST(KafkaKeys, CronJobAndItsJobsShareAKey) {
+  model::WatchEvent e;
+  e.kind = model::ObjectKind::kCronJob;
+  e.namespace_ = "prod";
+  e.name = "backup";
+  EXPECT_EQ(ingest::WatchEventKey(e), "prod/backup");
+  e.kind = model::ObjectKind::kJob;
+  e.name = "backup-28600000";
+  e.owner_name = "backup";
+  EXPECT_EQ(ingest::WatchEventKey(e), "prod/backup");
+  e.owner_name = "";
+  EXPECT_EQ(ingest::WatchEventKey(e), "prod/backup-28600000");
+  e.name = "";
+  e.namespace_ = "";
+  EXPECT_EQ(ingest::WatchEventKey(e), "/");
+}
+
+TEST(KafkaKeys, PositionsRoundTripAndRejectGarbage) {
+  EXPECT_EQ(ingest::KafkaPartitionSource("cronledger.watch", 2), "kafka:cronledger.watch/2");
+  EXPECT_EQ(ingest::DecodeKafkaPosition(ingest::EncodeKafkaPosition(77)).value(), 77);
+  for (const char* bad : {"", "next=", "next=-3", "next=4x", "seq=4"}) {
+    EXPECT_FALSE(ingest::DecodeKafkaPosition(bad).ok()) << bad;
+  }
+}
+
+TEST_F(KafkaSourceTest, EveryMessageReachesTheLedgerWithItsOffset) {
+  const auto where = ProduceEvents(0, 60);
+  auto source = KafkaEventSource::Open(*ledger_, Options()).value();
+  IngestUntil(*source, 60);
+  EXPECT_EQ(LedgerEvents(), Expected(60));
+  EXPECT_EQ(ledger_->Meta().value().last_input_seq, 60u);
+  EXPECT_EQ(StoredPositions(), NextOffsets(where));
+  // The ingested event is the watch event the message carried.
+  auto cj = ledger_->GetCronJob("prod", "cj5");
+  ASSERT_TRUE(cj.ok()) << cj.status().ToString();
+}
+
+TEST_F(KafkaSourceTest, RestartResumesExactlyAtTheStoredOffsets) {
+  auto where = ProduceEvents(0, 30);
+  {
+    auto o = Options();
+    o.batch_messages = 7;
+    auto source = KafkaEventSource::Open(*ledger_, o).value();
+    IngestUntil(*source, 12);  // stops mid-topic: some partitions only partly read
+  }
+  const uint64_t first_run = ledger_->Meta().value().last_input_seq;
+  EXPECT_LT(first_run, 30u);
+  const auto more = ProduceEvents(30, 30);
+  where.insert(where.end(), more.begin(), more.end());
+  {
+    // A new consumer in the same group: the group's committed offsets would also resume, so a
+    // new group id proves the ledger's positions decide.
+    auto o = Options();
+    o.group_id = "another-group";
+    o.commit_to_group = false;
+    auto source = KafkaEventSource::Open(*ledger_, o).value();
+    IngestUntil(*source, 60);
+    // Nothing beyond: a few more polls add nothing.
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(source->Poll(20ms).ok());
+  }
+  EXPECT_EQ(ledger_->Meta().value().last_input_seq, 60u);
+  EXPECT_EQ(LedgerEvents(), Expected(60));  // no duplicate, no loss, per-key order
+  EXPECT_EQ(StoredPositions(), NextOffsets(where));
+}
+
+TEST_F(KafkaSourceTest, PoisonMessagesAreQuarantinedWithTheirOffsetAndBytes) {
+  ProduceEvents(0, 3);
+  const std::string bad_json = "{\"type\":\"ADDED\",\"object\":{";
+  const std::string wrong_kind = R"({"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1"}})";
+  const auto offsets =
+      ProduceSync(cluster_.bootstraps(), topic_,
+                  {{"prod/cj1", bad_json}, {"prod/cj1", ""}, {"prod/cj1", wrong_kind}});
+  const auto at_bad = offsets[0], at_empty = offsets[1], at_kind = offsets[2];
+  ProduceEvents(3, 3);
+  auto source = KafkaEventSource::Open(*ledger_, Options()).value();
+  IngestUntil(*source, 6, 3);
+  EXPECT_EQ(LedgerEvents(), Expected(6));
+  auto q = ledger_->ListQuarantine(0, 0).value();
+  ASSERT_EQ(q.size(), 3u);
+  std::map<std::string, std::string> raw_at;
+  for (const auto& e : q) {
+    EXPECT_FALSE(e.reason.empty());
+    raw_at[e.source] = e.raw;
+  }
+  auto where = [&](std::pair<int32_t, int64_t> at) {
+    return topic_ + "/" + std::to_string(at.first) + "/" + std::to_string(at.second);
+  };
+  const std::map<std::string, std::string> want = {
+      {where(at_bad), bad_json}, {where(at_empty), ""}, {where(at_kind), wrong_kind}};
+  EXPECT_EQ(raw_at, want);
+}
+
+TEST_F(KafkaSourceTest, ARebalanceBetweenTwoConsumersDuplicatesAndLosesNothing) {
+  // Two consumers of one group writing one ledger: what a partition's previous owner committed
+  // is where its next owner starts (revocation commits the batch; assignment seeks to the
+  // ledger's position).
+  ProduceEvents(0, 45);
+  // Short group timers: the mock coordinator completes a rebalance when every member rejoined,
+  // which each notices on its next heartbeat.
+  auto o = Options();
+  o.properties = {{"session.timeout.ms", "6000"}, {"heartbeat.interval.ms", "200"}};
+  auto first = KafkaEventSource::Open(*ledger_, o).value();
+  IngestUntil(*first, 15);
+  auto second = KafkaEventSource::Open(*ledger_, o).value();
+  ProduceEvents(45, 45);
+  const bool done = kafka_testing::PollUntil(
+      [&] {
+        EXPECT_TRUE(first->Poll(20ms).ok());
+        EXPECT_TRUE(second->Poll(20ms).ok());
+        return ledger_->Meta().value().last_input_seq >= 90 && !second->Assignment().empty() &&
+               !first->Assignment().empty();
+      },
+      std::chrono::seconds(60));
+  ASSERT_TRUE(done) << "inputs: " << ledger_->Meta().value().last_input_seq;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(first->Poll(10ms).ok());
+    ASSERT_TRUE(second->Poll(10ms).ok());
+  }
+  EXPECT_EQ(ledger_->Meta().value().last_input_seq, 90u);
+  std::set<int32_t> owned;
+  for (const auto& [p, next] : first->Assignment()) owned.insert(p);
+  for (const auto& [p, next] : second->Assignment()) {
+    EXPECT_FALSE(owned.count(p)) << "partition " << p << " owned twice";
+    owned.insert(p);
+  }
+  EXPECT_EQ(owned.size(), static_cast<size_t>(kPartitions));
+  // Per-key order holds because a key lives on one partition and the ledger is written in
+  // offset order per partition.
+  EXPECT_EQ(LedgerEvents(), Expected(90));
+}
+
+TEST_F(KafkaSourceTest, ForbiddenPropertiesAreRejected) {
+  auto o = Options();
+  o.properties = {{"enable.auto.commit", "true"}};
+  auto s = KafkaEventSource::Open(*ledger_, o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(s.status().IsInvalidArgument());
+  o.properties = {{"sasl.password.bogus", "hunter2"}};
+  s = KafkaEventSource::Open(*ledger_, o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message().find("hunter2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cronledger
