@@ -352,3 +352,81 @@ TEST(PocoKubeClientOpenTest, ConnectionRefusedIsATransportError) {
 
 }  // namespace
 }  // namespace cronledger::kube
+
+namespace cronledger::kube {
+namespace {
+
+// Answers List from a script, to drive ListAll's paging and its expired-token fallback.
+class ScriptedListClient : public KubeClient {
+ public:
+  std::vector<KubeResult<ObjectList>> script;
+  std::vector<ListOptions> calls;
+
+  KubeResult<ObjectList> List(const ResourceType&, std::string_view,
+                              const ListOptions& options) override {
+    calls.push_back(options);
+    KubeResult<ObjectList> next = script.front();
+    script.erase(script.begin());
+    return next;
+  }
+  KubeResult<Json> Get(const ResourceType&, std::string_view, std::string_view) override {
+    return TransportError("unused");
+  }
+  KubeResult<Json> Create(const ResourceType&, std::string_view, const Json&) override {
+    return TransportError("unused");
+  }
+  KubeResult<Json> Update(const ResourceType&, std::string_view, const Json&) override {
+    return TransportError("unused");
+  }
+  KubeResult<Json> UpdateStatus(const ResourceType&, std::string_view, const Json&) override {
+    return TransportError("unused");
+  }
+  KubeResult<Json> Patch(const ResourceType&, std::string_view, std::string_view, PatchType,
+                         const Json&, std::string_view) override {
+    return TransportError("unused");
+  }
+  KubeResult<Json> Delete(const ResourceType&, std::string_view, std::string_view,
+                          const DeleteOptions&) override {
+    return TransportError("unused");
+  }
+  KubeResult<WatchResult> Watch(const ResourceType&, std::string_view, const WatchOptions&,
+                                const WatchHandler&) override {
+    return TransportError("unused");
+  }
+};
+
+ObjectList Page(std::string rv, std::string token, std::vector<std::string> names) {
+  ObjectList list;
+  list.resource_version = std::move(rv);
+  list.continue_token = std::move(token);
+  for (const std::string& n : names) list.items.push_back({{"metadata", {{"name", n}}}});
+  return list;
+}
+
+TEST(ListAllTest, PagesThenFallsBackToAFullListWhenTheTokenExpires) {
+  ScriptedListClient client;
+  client.script = {Page("10", "t1", {"a", "b"}),
+                   ApiErrorFromResponse(410, R"({"kind":"Status","reason":"Expired","code":410})"),
+                   Page("12", "", {"a", "b", "c"})};
+  ListOptions options;
+  options.limit = 2;
+  auto all = ListAll(client, BatchJobs(), "", options);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->resource_version, "12");
+  EXPECT_EQ(all->items.size(), 3u);
+  ASSERT_EQ(client.calls.size(), 3u);
+  EXPECT_EQ(client.calls[1].continue_token, "t1");
+  EXPECT_EQ(client.calls[2].limit, 0);
+  EXPECT_TRUE(client.calls[2].continue_token.empty());
+}
+
+TEST(ListAllTest, FirstPageErrorsAreReturned) {
+  ScriptedListClient client;
+  client.script = {ApiErrorFromResponse(403, R"({"kind":"Status","reason":"Forbidden"})")};
+  auto all = ListAll(client, BatchJobs(), "", ListOptions{});
+  ASSERT_FALSE(all.ok());
+  EXPECT_EQ(all.error().reason, "Forbidden");
+}
+
+}  // namespace
+}  // namespace cronledger::kube
