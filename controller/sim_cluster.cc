@@ -21,6 +21,21 @@ std::string Key(std::string_view ns, std::string_view name) {
   return k;
 }
 
+// The defaults the API server applies to a CronJob (batch/v1 defaulting, and the same defaults
+// in the cronjobs.cronledger.io CRD schema, deploy/kubernetes/crd.yaml). Without them history
+// cleanup would be off (spec §5) and Jobs would pile up.
+void ApplyDefaults(Json* cron_job) {
+  Json& spec = (*cron_job)["spec"];
+  if (!spec.is_object()) return;
+  const std::pair<const char*, Json> defaults[] = {{"concurrencyPolicy", "Allow"},
+                                                   {"suspend", false},
+                                                   {"successfulJobsHistoryLimit", 3},
+                                                   {"failedJobsHistoryLimit", 1}};
+  for (const auto& [key, value] : defaults) {
+    if (!spec.contains(key) || spec[key].is_null()) spec[key] = value;
+  }
+}
+
 Time Later(Time t, Duration d) { return t.Add(d); }
 
 // Parses JSON the cluster itself wrote; failure is a bug in the cluster, not untrusted input.
@@ -58,6 +73,7 @@ Status SimCluster::ApplyCronJob(const model::CronJob& cron_job) {
     const std::string key = Key(ns, cron_job.metadata.name);
     Json object = model::EncodeCronJob(cron_job);
     object["metadata"]["namespace"] = ns;
+    ApplyDefaults(&object);
     auto it = cron_jobs_.find(key);
     const bool exists = it != cron_jobs_.end();
     if (exists) {
@@ -75,9 +91,8 @@ Status SimCluster::ApplyCronJob(const model::CronJob& cron_job) {
         object["metadata"]["uid"] = FormatUid(SimHash(options_.seed, "cronjob-hi", ns, key),
                                               SimHash(options_.seed, "cronjob-lo", ns, key));
       }
-      if (!cron_job.metadata.creation_timestamp) {
-        object["metadata"]["creationTimestamp"] = FormatRfc3339(now);
-      }
+      // The API server sets creationTimestamp itself; a manifest's value is ignored.
+      object["metadata"]["creationTimestamp"] = FormatRfc3339(now);
     }
     CronJobState& state = cron_jobs_[key];
     state.api_version = cron_job.api_version.empty() ? "batch/v1" : cron_job.api_version;

@@ -78,8 +78,11 @@ class SimCluster final : public Actuator {
   ~SimCluster() override;
 
   // Creates the CronJob as `kubectl apply` of a manifest would, or replaces its spec/metadata if
-  // it exists (keeping its uid and status): ADDED or MODIFIED. A missing namespace is "default", a
-  // missing uid is derived from the seed, a missing creationTimestamp is now.
+  // it exists (keeping its uid, creationTimestamp and status): ADDED or MODIFIED. A missing
+  // namespace is "default"; creationTimestamp is now (the API server ignores the manifest's); the
+  // manifest's uid is kept so that ledger records match the manifests, and a missing one is
+  // derived from the seed. The API server's defaults are applied (concurrencyPolicy Allow,
+  // suspend false, successfulJobsHistoryLimit 3, failedJobsHistoryLimit 1).
   // InvalidArgument when the name is empty.
   Status ApplyCronJob(const model::CronJob& cron_job);
   // Deletes the CronJob (DELETED) and, like the garbage collector with background propagation,
