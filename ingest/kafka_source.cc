@@ -14,8 +14,9 @@ struct KafkaEventSource::Impl {
   Impl(store::Ledger& l, KafkaSourceOptions o) : ledger(l), options(std::move(o)) {}
   ~Impl() {
     if (rk == nullptr) return;
-    // Leaves the group; nothing is committed to the ledger any more (the unflushed batch, if a
-    // failure left one, is re-read from the stored positions next time).
+    // Leaves the group. The revocation this causes commits a batch still pending (inputs with
+    // their offsets, so consistent) unless the source failed, in which case Flush() drops it and
+    // it is read again from the stored offsets next time.
     rd_kafka_consumer_close(rk);
     rd_kafka_destroy(rk);
   }
@@ -112,6 +113,13 @@ std::string WatchEventKey(const model::WatchEvent& e) {
 }
 
 Status KafkaEventSource::Impl::Flush() {
+  if (!failed.ok()) {
+    // After a failure (e.g. an assignment whose stored offset could not be read) the batch may
+    // not line up with the stored offsets: drop it; it is read again from them next time.
+    batch = store::UnitOfWork();
+    batch_next.clear();
+    return failed;
+  }
   if (batch_next.empty()) return Status::Ok();
   for (const auto& [partition, offset] : batch_next) {
     batch.positions.push_back(
