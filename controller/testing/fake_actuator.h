@@ -7,6 +7,7 @@
 // watch would deliver (TakeEvents), and injects errors on demand. Thread-safe.
 
 #include <algorithm>
+#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
@@ -159,6 +160,11 @@ class FakeActuator : public Actuator {
     if (it == cron_jobs_.end()) return std::nullopt;
     return it->second;
   }
+  // Blocks until at least `n` calls were performed (tests of the real-time workers).
+  void WaitForCalls(size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    calls_cv_.wait(lock, [&] { return calls_.size() >= n; });
+  }
   std::vector<model::ApiCall> Calls() const {
     std::lock_guard<std::mutex> lock(mu_);
     return calls_;
@@ -180,6 +186,7 @@ class FakeActuator : public Actuator {
     if (call_hook_) call_hook_(call, 0);
     model::ApiOutcome outcome = Apply(call);
     if (call_hook_) call_hook_(call, 1);
+    calls_cv_.notify_all();
     return outcome;
   }
   void RecordEvent(const model::CronJobRef&, const reconciler::Event& event) override {
@@ -263,6 +270,7 @@ class FakeActuator : public Actuator {
 
   const WallClock& clock_;
   mutable std::mutex mu_;
+  std::condition_variable calls_cv_;
   std::map<std::string, model::Json> cron_jobs_;
   std::map<std::string, model::Json> jobs_;
   std::deque<model::WatchEvent> events_;
