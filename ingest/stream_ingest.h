@@ -21,7 +21,8 @@ struct StreamIngestOptions {
   std::string source;
   // Prefix of quarantine positions ("<label>:<line>"). Default: the source id.
   std::string label;
-  // Documents per unit of work. Default: 1024.
+  // Documents per unit of work. Default: 1024. Units that queue up while a commit runs are
+  // committed together (still atomically, in order).
   size_t batch_documents = 1024;
   // Continue after the committed position of `source`. A regular file is checked to be the same
   // file (size and a hash of its first 4 KiB); other streams skip that many bytes. Default: true.

@@ -78,9 +78,18 @@ TEST_F(StreamIngestTest, IngestsQuarantinesAndResumesWithoutDuplicates) {
   EXPECT_EQ(r->events, 8u);
   EXPECT_EQ(r->quarantined, 2u);
   EXPECT_EQ(r->line, 11u);
-  ASSERT_EQ(acks.size(), 4u);  // 3 + 3 + 3 + 1 documents
-  EXPECT_EQ(acks[0].documents, 3u);
-  EXPECT_EQ(acks[1].quarantined, 1u);
+  // Units of 3 documents (3 + 3 + 3 + 1); units queued behind a running commit are merged.
+  ASSERT_GE(acks.size(), 1u);
+  ASSERT_LE(acks.size(), 4u);
+  for (size_t i = 0; i < acks.size(); ++i) {
+    if (i + 1 < acks.size()) {
+      EXPECT_EQ(acks[i].documents % 3, 0u);
+    }
+    if (i > 0) {
+      EXPECT_GT(acks[i].offset, acks[i - 1].offset);
+    }
+  }
+  EXPECT_EQ(acks.back().documents, 10u);
 
   auto q = ledger_->ListQuarantine(0, 0);
   ASSERT_EQ(q->size(), 2u);
