@@ -1,4 +1,5 @@
 // cronledger: an event-sourced Kubernetes CronJob controller with a replayable audit ledger.
+#include <csignal>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -19,6 +20,9 @@ void PrintUsage(std::FILE* out) {
 
 int main(int argc, char** argv) {
   using cronledger::app::kExitUsage;
+  // Peers (API server, Kafka, HTTP clients) may close sockets under us; a write to a closed socket
+  // must be an error return, not a SIGPIPE that kills the controller.
+  std::signal(SIGPIPE, SIG_IGN);
   if (argc < 2) {
     PrintUsage(stderr);
     return kExitUsage;
