@@ -1,0 +1,92 @@
+// `cronledger report adherence`: per CronJob, what happened to every expected fire time of a
+// window (docs/audit.md "Adherence").
+#include <cstdio>
+
+#include "app/command.h"
+#include "app/flags.h"
+#include "app/output.h"
+#include "app/support_audit.h"
+#include "audit/adherence.h"
+#include "audit/encode.h"
+#include "audit/query.h"
+
+namespace cronledger::app {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: cronledger report adherence [--since T] [--until T] [--cronjob NS/NAME] [-n NS]\n"
+    "                                   [--slots] [--zoneinfo DIR] [--data-dir DIR]\n"
+    "                                   [-o table|json|yaml|csv]\n"
+    "Per CronJob: expected fire times, created (with skew), skipped by reason, unaccounted,\n"
+    "pending, Job outcomes and the adherence percentage. The window defaults to the 24 hours\n"
+    "before the ledger's last decision. --slots adds every fire time (json/yaml).\n";
+
+int Usage(const CommandIo& io, const std::string& why) {
+  std::fprintf(io.err, "cronledger report: %s\n%s", why.c_str(), kUsage);
+  return kExitUsage;
+}
+
+int Run(const std::vector<std::string>& args, const CommandIo& io) {
+  Flags flags;
+  flags.Value("data-dir").Value("since").Value("until").Value("cronjob").Value("namespace", "n");
+  flags.Value("zoneinfo").Switch("slots").Value("output", "o");
+  Status s = flags.Parse(args);
+  if (!s.ok()) return Usage(io, s.message());
+  if (flags.positionals() != std::vector<std::string>{"adherence"}) {
+    return Usage(io, "expected the report name: adherence");
+  }
+  Result<OutputFormat> format = ParseOutputFormat(flags.GetOr("output", "table"));
+  if (!format.ok()) return Usage(io, format.status().message());
+  audit::AdherenceOptions o;
+  o.with_slots = flags.Has("slots");
+  o.namespace_ = flags.GetOr("namespace", "");
+  if (auto cj = flags.Get("cronjob")) {
+    auto key = audit::ParseCronJobKey(*cj);
+    if (!key.ok()) return Usage(io, "--cronjob: " + key.status().message());
+    o.namespace_ = key->first;
+    o.name = key->second;
+  }
+  auto since = TimeFlag(flags, "since");
+  auto until = TimeFlag(flags, "until");
+  if (!since.ok()) return Usage(io, since.status().message());
+  if (!until.ok()) return Usage(io, until.status().message());
+  auto tzdb = model::OpenSystemTimeZoneDb({flags.GetOr("zoneinfo", "/usr/share/zoneinfo"), "UTC"});
+  if (!tzdb.ok()) return Usage(io, "--zoneinfo: " + tzdb.status().message());
+  auto ledger = OpenLedgerForAudit(flags.GetOr("data-dir", "./data"));
+  if (!ledger.ok()) {
+    std::fprintf(io.err, "cronledger report: %s\n", ledger.status().ToString().c_str());
+    return kExitFailure;
+  }
+  if (!*until) {
+    auto horizon = audit::LedgerHorizon(**ledger);
+    if (!horizon.ok() || !*horizon) return Usage(io, "--until is required: no decisions yet");
+    *until = (*horizon)->TruncateToSecond().AddSeconds(1);
+  }
+  o.until = **until;
+  o.since = *since ? **since : o.until.AddSeconds(-24 * 3600);
+  auto report = audit::ComputeAdherence(**ledger, **tzdb, o);
+  if (!report.ok()) {
+    std::fprintf(io.err, "cronledger report: %s\n", report.status().ToString().c_str());
+    return report.status().code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
+  }
+  const model::Json j = audit::EncodeReport(*report);
+  std::vector<model::Json> items(j["items"].begin(), j["items"].end());
+  PrintItems(io.out, *format, audit::AdherenceColumns(), items);
+  if (*format == OutputFormat::kTable) {
+    const model::Json& t = j["totals"];
+    std::fprintf(io.out,
+                 "window %s .. %s: expected %s, created %s, skipped %s, unaccounted %s, "
+                 "pending %s, adherence %s%%\n",
+                 j["since"].get<std::string>().c_str(), j["until"].get<std::string>().c_str(),
+                 t["expected"].dump().c_str(), t["created"].dump().c_str(),
+                 t["skipped"].dump().c_str(), t["unaccounted"].dump().c_str(),
+                 t["pending"].dump().c_str(), t["adherencePercent"].dump().c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+CL_REGISTER_COMMAND("report", "schedule adherence report per CronJob", Run);
+
+}  // namespace cronledger::app

@@ -1,0 +1,30 @@
+// Helpers of the audit commands (app/support_audit.h).
+#include "app/support_audit.h"
+
+#include <filesystem>
+
+namespace cronledger::app {
+
+Result<std::unique_ptr<store::Ledger>> OpenLedgerForAudit(const std::string& data_dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(data_dir, ec)) {
+    return Status::NotFound("no ledger at " + data_dir);
+  }
+  store::LedgerOptions o;
+  o.path = data_dir;
+  o.create_if_missing = false;
+  o.sync = store::SyncMode::kNone;  // nothing is written
+  return store::Ledger::Open(o);
+}
+
+Result<std::optional<Time>> TimeFlag(const Flags& flags, const std::string& name) {
+  std::optional<std::string> v = flags.Get(name);
+  if (!v) return std::optional<Time>();
+  Result<Time> t = ParseRfc3339(*v);
+  if (!t.ok()) {
+    return Status::InvalidArgument("--" + name + ": expected an RFC 3339 time, got \"" + *v + "\"");
+  }
+  return std::optional<Time>(*t);
+}
+
+}  // namespace cronledger::app

@@ -1,0 +1,200 @@
+// Schedule adherence per CronJob (audit/adherence.h, docs/audit.md "Adherence").
+#include "audit/adherence.h"
+
+#include <algorithm>
+#include <memory>
+#include <set>
+
+#include "audit/adherence_internal.h"
+#include "reconciler/schedule.h"
+
+namespace cronledger::audit {
+namespace {
+
+constexpr Time kLatest = Time::FromUnix(9'000'000'000);
+constexpr Time kEarliest = Time::FromUnix(-9'000'000'000);
+
+bool IsTerminal(const model::Decision& d) {
+  return d.scheduled_time.has_value() && (d.action == model::DecisionAction::kCreateJob ||
+                                          d.action == model::DecisionAction::kSkipped);
+}
+
+// Policies in force, as (last fire time they decide, inclusive; policy): fire times in
+// (previous end, end] belong to the pass at `end` (see the header). The last one is open-ended.
+struct PolicySpan {
+  Time end;
+  model::PolicySnapshot policy;
+};
+
+std::vector<PolicySpan> PolicySpans(const std::vector<model::Decision>& decisions) {
+  std::vector<PolicySpan> spans;
+  for (const model::Decision& d : decisions) {
+    if (!spans.empty() && spans.back().policy == d.policy) {
+      spans.back().end = d.time;
+    } else {
+      spans.push_back({d.time, d.policy});
+    }
+  }
+  if (!spans.empty()) spans.back().end = kLatest;
+  return spans;
+}
+
+// Expected fire times in (after, stop) under the spans; schedule errors are collected.
+Status ExpectedTimes(const std::vector<PolicySpan>& spans, Time after, Time stop,
+                     const model::TimeZoneDb& tzdb, size_t max_slots, std::vector<Time>* out,
+                     std::vector<std::string>* errors) {
+  Time prev_end = kEarliest;
+  for (const PolicySpan& span : spans) {
+    const Time lo = std::max(prev_end, after);
+    const Time hi_incl = span.end;
+    prev_end = span.end;
+    if (!(lo < stop) || hi_incl <= lo) continue;
+    reconciler::FormattedSchedule text =
+        reconciler::FormatSchedule(span.policy.schedule, span.policy.time_zone);
+    auto schedule = reconciler::ParseStandard(text.text, tzdb);
+    if (!schedule.ok()) {
+      std::string e = "\"" + text.text + "\": " + schedule.status().message();
+      if (std::find(errors->begin(), errors->end(), e) == errors->end()) errors->push_back(e);
+      continue;
+    }
+    for (std::optional<Time> t = (*schedule)->Next(lo); t && *t < stop && *t <= hi_incl;
+         t = (*schedule)->Next(*t)) {
+      if (out->size() >= max_slots) {
+        return Status::InvalidArgument("more than " + std::to_string(max_slots) +
+                                       " fire times in the window; narrow it");
+      }
+      out->push_back(*t);
+    }
+  }
+  return Status::Ok();
+}
+
+void Classify(const Slot& slot, CronJobAdherence* a) {
+  if (!slot.expected) {
+    ++a->unexpected;
+  } else {
+    ++a->expected;
+    if (slot.status == "created") ++a->created;
+    if (slot.status == "skipped") {
+      ++a->skipped;
+      ++a->skipped_by_reason[slot.reason];
+    }
+    if (slot.status == "pending") ++a->pending;
+    if (slot.status == "unaccounted") ++a->unaccounted;
+  }
+}
+
+}  // namespace
+
+Result<CronJobAdherence> CronJobSlots(store::Ledger& ledger, const model::TimeZoneDb& tzdb,
+                                      const CronJobInput& in, const AdherenceOptions& options,
+                                      std::optional<Time> horizon) {
+  CronJobAdherence a;
+  a.namespace_ = in.namespace_;
+  a.name = in.name;
+  a.uid = in.uid;
+  a.in_view = in.cron_job.has_value();
+  // Terminal records for fire times in the window are made at or after the fire time, so the
+  // scan starts at `since` and runs to the end of the CronJob's index.
+  CL_ASSIGN_OR_RETURN(std::vector<model::Decision> decisions,
+                      ledger.DecisionsByCronJob(in.namespace_, in.name, options.since, kLatest, 0));
+  if (!a.in_view && decisions.empty()) {
+    return Status::NotFound("no CronJob " + in.namespace_ + "/" + in.name + " in the ledger");
+  }
+  if (a.uid.empty() && !decisions.empty()) a.uid = decisions.back().cron_job.uid;
+  std::vector<PolicySpan> spans = PolicySpans(decisions);
+  if (spans.empty() && in.cron_job) {
+    spans.push_back({kLatest, model::SnapshotPolicy(in.cron_job->spec)});
+  }
+  // The CronJob's lifetime: fire times strictly after its creationTimestamp (upstream's earliest
+  // time, spec §6: a CronJob created at 00:00 does not run at 00:00), or from its first decision;
+  // up to its last decision when the view no longer holds it (deleted).
+  Time after = options.since.Add(Duration(-1));
+  if (in.created && *in.created > after) after = *in.created;
+  if (!in.created) {
+    CL_ASSIGN_OR_RETURN(auto first,
+                        ledger.DecisionsByCronJob(in.namespace_, in.name, kEarliest, kLatest, 1));
+    if (!first.empty() && first.front().time.Add(Duration(-1)) > after) {
+      after = first.front().time.Add(Duration(-1));
+    }
+  }
+  Time stop = options.until;
+  if (!a.in_view && !decisions.empty() && decisions.back().time < stop) {
+    stop = decisions.back().time.Add(Duration(1));
+  }
+  std::vector<Time> expected;
+  if (after < stop) {
+    Status s =
+        ExpectedTimes(spans, after, stop, tzdb, options.max_slots, &expected, &a.schedule_errors);
+    if (!s.ok()) return s;
+  }
+  // Index the terminal records by fire time.
+  std::map<Time, const model::Decision*> points;
+  std::vector<const model::Decision*> ranges;
+  for (const model::Decision& d : decisions) {
+    if (!IsTerminal(d)) continue;
+    if (d.range_end && *d.range_end != *d.scheduled_time) {
+      ranges.push_back(&d);
+    } else {
+      points.emplace(*d.scheduled_time, &d);  // the first record wins; replay flags duplicates
+    }
+  }
+  std::set<Time> expected_set(expected.begin(), expected.end());
+  std::vector<Slot> slots;
+  for (Time t : expected) {
+    Slot slot;
+    slot.scheduled = t;
+    const model::Decision* rec = nullptr;
+    if (auto it = points.find(t); it != points.end()) rec = it->second;
+    for (size_t i = 0; rec == nullptr && i < ranges.size(); ++i) {
+      if (*ranges[i]->scheduled_time <= t && t <= *ranges[i]->range_end) rec = ranges[i];
+    }
+    if (rec == nullptr) {
+      slot.status = horizon && t < *horizon ? "unaccounted" : "pending";
+    } else {
+      FillFromRecord(*rec, &slot);
+    }
+    slots.push_back(std::move(slot));
+  }
+  for (const auto& [t, rec] : points) {
+    if (t < options.since || !(t < options.until) || expected_set.count(t)) continue;
+    Slot slot;
+    slot.scheduled = t;
+    slot.expected = false;
+    FillFromRecord(*rec, &slot);
+    slots.push_back(std::move(slot));
+  }
+  std::sort(slots.begin(), slots.end(),
+            [](const Slot& x, const Slot& y) { return x.scheduled < y.scheduled; });
+  for (const Slot& slot : slots) Classify(slot, &a);
+  a.slots = std::move(slots);
+  return a;
+}
+
+void FillFromRecord(const model::Decision& rec, Slot* slot) {
+  slot->seq = rec.seq;
+  slot->tick_seq = rec.cause.tick_seq;
+  if (rec.action == model::DecisionAction::kCreateJob) {
+    slot->status = "created";
+    slot->job = rec.job_name.value_or("");
+    slot->skew = rec.time.Sub(slot->scheduled);
+    slot->outcome = "unknown";
+  } else {
+    slot->status = "skipped";
+    slot->reason = rec.reason;
+  }
+}
+
+std::optional<double> AdherencePercent(const CronJobAdherence& a) {
+  uint64_t due = a.expected - a.pending;
+  if (due == 0) return std::nullopt;
+  return 100.0 * static_cast<double>(a.created + a.skipped) / static_cast<double>(due);
+}
+
+std::optional<double> ExecutedPercent(const CronJobAdherence& a) {
+  uint64_t due = a.expected - a.pending;
+  if (due == 0) return std::nullopt;
+  return 100.0 * static_cast<double>(a.created) / static_cast<double>(due);
+}
+
+}  // namespace cronledger::audit

@@ -1,0 +1,159 @@
+// The adherence report: which CronJobs, Job outcomes from the recorded Job watch events, skew
+// statistics and totals (audit/adherence.h).
+#include <algorithm>
+#include <map>
+
+#include "audit/adherence.h"
+#include "audit/adherence_internal.h"
+#include "model/objects.h"
+
+namespace cronledger::audit {
+namespace {
+
+std::string JobKey(std::string_view ns, std::string_view name) {
+  return std::string(ns) + "/" + std::string(name);
+}
+
+// Fills the outcome of every created slot from the last recorded watch event of its Job that
+// says anything: finished (Complete/Failed), or at least seen ("running"). Job watch events come
+// after the pass that decided the create, so the input log is read once, from the earliest such
+// pass (its Tick's input seq), not from the beginning.
+Status FillOutcomes(store::Ledger& ledger, std::vector<CronJobAdherence>* items) {
+  std::map<std::string, Slot*> wanted;
+  uint64_t from_seq = UINT64_MAX;
+  for (CronJobAdherence& a : *items) {
+    for (Slot& s : a.slots) {
+      if (s.status != "created" || s.job.empty()) continue;
+      wanted[JobKey(a.namespace_, s.job)] = &s;
+      from_seq = std::min(from_seq, s.tick_seq);
+    }
+  }
+  if (wanted.empty()) return Status::Ok();
+  Status decode_error;
+  Status s = ledger.ScanInputs(from_seq, true, [&](const store::LogRecord& rec) {
+    const auto* ev = std::get_if<model::WatchEvent>(&rec.input);
+    if (ev == nullptr || ev->kind != model::ObjectKind::kJob) return true;
+    auto it = wanted.find(JobKey(ev->namespace_, ev->name));
+    if (it == wanted.end() || ev->raw.empty()) return true;
+    // A Job's raw bytes were validated at ingest; one that no longer decodes leaves the
+    // outcome as it was (the slot keeps "unknown" or its earlier state).
+    Result<model::Json> json = model::ParseJson(ev->raw);
+    if (!json.ok()) return true;
+    Result<model::Job> job = model::DecodeJob(*json);
+    if (!job.ok()) return true;
+    std::optional<std::string> done = model::FinishedCondition(*job);
+    Slot& slot = *it->second;
+    if (done) {
+      slot.outcome = *done == "Complete" ? "succeeded" : "failed";
+    } else if (slot.outcome == "unknown") {
+      slot.outcome = "running";
+    }
+    return true;
+  });
+  return s;
+}
+
+void Summarize(CronJobAdherence* a) {
+  Duration total{0};
+  uint64_t n = 0;
+  for (const Slot& s : a->slots) {
+    if (s.skew) {
+      total += *s.skew;
+      ++n;
+      if (!a->max_skew || *s.skew > *a->max_skew) a->max_skew = *s.skew;
+    }
+    if (s.status != "created" || !s.expected) continue;
+    if (s.outcome == "succeeded") ++a->succeeded;
+    if (s.outcome == "failed") ++a->failed;
+    if (s.outcome == "running") ++a->running;
+    if (s.outcome == "unknown") ++a->outcome_unknown;
+  }
+  if (n > 0) a->mean_skew = Duration(total.count() / static_cast<int64_t>(n));
+}
+
+void AddTo(const CronJobAdherence& a, CronJobAdherence* t) {
+  t->expected += a.expected;
+  t->created += a.created;
+  t->skipped += a.skipped;
+  t->pending += a.pending;
+  t->unaccounted += a.unaccounted;
+  t->unexpected += a.unexpected;
+  for (const auto& [reason, n] : a.skipped_by_reason) t->skipped_by_reason[reason] += n;
+  t->succeeded += a.succeeded;
+  t->failed += a.failed;
+  t->running += a.running;
+  t->outcome_unknown += a.outcome_unknown;
+  if (a.max_skew && (!t->max_skew || *a.max_skew > *t->max_skew)) t->max_skew = a.max_skew;
+}
+
+Result<std::vector<CronJobInput>> SelectCronJobs(store::Ledger& ledger,
+                                                 const AdherenceOptions& options) {
+  std::vector<CronJobInput> out;
+  if (!options.name.empty()) {
+    CronJobInput in{options.namespace_, options.name, "", std::nullopt, std::nullopt};
+    Result<model::CronJob> cj = ledger.GetCronJob(options.namespace_, options.name);
+    if (cj.ok()) {
+      in.uid = cj->metadata.uid;
+      in.created = cj->metadata.creation_timestamp;
+      in.cron_job = std::move(*cj);
+    } else if (cj.status().code() != Status::Code::kNotFound) {
+      return cj.status();
+    }
+    out.push_back(std::move(in));
+    return out;
+  }
+  CL_ASSIGN_OR_RETURN(std::vector<model::CronJob> all, ledger.ListCronJobs());
+  for (model::CronJob& cj : all) {
+    if (!options.namespace_.empty() && cj.metadata.namespace_ != options.namespace_) continue;
+    CronJobInput in{cj.metadata.namespace_, cj.metadata.name, cj.metadata.uid, std::nullopt,
+                    cj.metadata.creation_timestamp};
+    in.cron_job = std::move(cj);
+    out.push_back(std::move(in));
+  }
+  std::sort(out.begin(), out.end(), [](const CronJobInput& x, const CronJobInput& y) {
+    return std::tie(x.namespace_, x.name) < std::tie(y.namespace_, y.name);
+  });
+  return out;
+}
+
+}  // namespace
+
+Result<std::optional<Time>> LedgerHorizon(store::Ledger& ledger) {
+  CL_ASSIGN_OR_RETURN(store::LedgerMeta meta, ledger.Meta());
+  std::optional<Time> horizon;
+  if (meta.last_decision_seq == 0) return horizon;
+  Status s = ledger.ScanDecisions(meta.last_decision_seq, [&](const model::Decision& d) {
+    horizon = d.time;
+    return false;
+  });
+  if (!s.ok()) return s;
+  return horizon;
+}
+
+Result<AdherenceReport> ComputeAdherence(store::Ledger& ledger, const model::TimeZoneDb& tzdb,
+                                         const AdherenceOptions& options) {
+  if (!(options.since < options.until)) {
+    return Status::InvalidArgument("since must be before until");
+  }
+  AdherenceReport report;
+  report.since = options.since;
+  report.until = options.until;
+  CL_ASSIGN_OR_RETURN(report.horizon, LedgerHorizon(ledger));
+  CL_ASSIGN_OR_RETURN(std::vector<CronJobInput> inputs, SelectCronJobs(ledger, options));
+  for (const CronJobInput& in : inputs) {
+    CL_ASSIGN_OR_RETURN(CronJobAdherence a,
+                        CronJobSlots(ledger, tzdb, in, options, report.horizon));
+    report.items.push_back(std::move(a));
+  }
+  if (options.with_outcomes) {
+    if (Status s = FillOutcomes(ledger, &report.items); !s.ok()) return s;
+  }
+  for (CronJobAdherence& a : report.items) {
+    Summarize(&a);
+    AddTo(a, &report.totals);
+    if (!options.with_slots) a.slots.clear();
+  }
+  return report;
+}
+
+}  // namespace cronledger::audit

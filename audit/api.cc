@@ -1,0 +1,197 @@
+// The API's request handling, parameters and the decision, report, why and metrics routes
+// (audit/api.h, docs/audit.md "API reference").
+#include "audit/api.h"
+
+#include <chrono>
+#include <cstdio>
+#include <set>
+
+#include "audit/api_internal.h"
+#include "audit/encode.h"
+#include "audit/query.h"
+#include "audit/web_assets.h"
+#include "replay/explain.h"
+#include "replay/source.h"
+
+namespace cronledger::audit {
+namespace {
+
+ApiResponse JsonResponse(int status, const model::Json& j) {
+  ApiResponse r;
+  r.status = status;
+  r.body = model::DumpJson(j) + "\n";
+  return r;
+}
+
+ApiResponse Error(int status, const std::string& message) {
+  return JsonResponse(status, {{"error", message}});
+}
+
+Result<model::Json> DecisionsJson(store::Ledger& ledger, const Params& p, size_t max_page) {
+  DecisionQuery q;
+  if (auto cj = p.Get("cronjob")) {
+    CL_ASSIGN_OR_RETURN(auto key, ParseCronJobKey(*cj));
+    q.cron_job_namespace = key.first;
+    q.cron_job_name = key.second;
+  }
+  q.namespace_ = p.Get("namespace").value_or("");
+  CL_ASSIGN_OR_RETURN(q.since, p.GetTime("since"));
+  CL_ASSIGN_OR_RETURN(q.until, p.GetTime("until"));
+  if (auto a = p.Get("action")) {
+    auto action = model::ParseDecisionAction(*a);
+    if (!action.ok()) return Status::InvalidArgument("unknown action \"" + *a + "\"");
+    q.action = *action;
+  }
+  q.reason = p.Get("reason").value_or("");
+  if (p.Get("count") == "true") {
+    CL_ASSIGN_OR_RETURN(std::vector<DecisionCount> counts, CountDecisions(ledger, q));
+    model::Json j = {{"items", model::Json::array()}, {"metadata", {{"index", IndexFor(q)}}}};
+    for (const DecisionCount& c : counts) {
+      j["items"].push_back({{"action", c.action}, {"reason", c.reason}, {"count", c.count}});
+    }
+    return j;
+  }
+  CL_ASSIGN_OR_RETURN(q.limit, p.GetLimit(100, max_page));
+  q.continue_token = p.Get("continue").value_or("");
+  CL_ASSIGN_OR_RETURN(DecisionPage page, QueryDecisions(ledger, q));
+  model::Json j = {{"items", model::Json::array()}, {"metadata", {{"index", page.index}}}};
+  for (const model::Decision& d : page.items) j["items"].push_back(model::EncodeDecision(d));
+  if (!page.continue_token.empty()) j["metadata"]["continue"] = page.continue_token;
+  return j;
+}
+
+Result<model::Json> WhyJson(store::Ledger& ledger, const Params& p, const std::string& zoneinfo) {
+  replay::WhyQuery q;
+  q.zoneinfo_dir = zoneinfo;
+  auto cj = p.Get("cronjob");
+  if (!cj) return Status::InvalidArgument("cronjob=NS/NAME is required");
+  CL_ASSIGN_OR_RETURN(auto key, ParseCronJobKey(*cj));
+  q.cron_job = key.first + "/" + key.second;
+  CL_ASSIGN_OR_RETURN(q.scheduled, p.GetTime("scheduled"));
+  CL_ASSIGN_OR_RETURN(q.at, p.GetTime("at"));
+  if (q.scheduled.has_value() == q.at.has_value()) {
+    return Status::InvalidArgument("exactly one of scheduled and at is required");
+  }
+  replay::LedgerSource source(ledger);
+  CL_ASSIGN_OR_RETURN(replay::Why why, replay::Explain(source, q));
+  return model::Json{{"cronJob", why.cron_job},
+                     {"scheduledTime", why.scheduled ? model::Json(FormatRfc3339(*why.scheduled))
+                                                     : model::Json(nullptr)},
+                     {"verdict", why.verdict},
+                     {"reason", why.reason},
+                     {"sentences", why.sentences},
+                     {"facts", why.facts}};
+}
+
+std::vector<std::string> SplitPath(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t i = 1;
+  while (i <= path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string::npos) j = path.size();
+    parts.push_back(path.substr(i, j - i));
+    i = j + 1;
+  }
+  return parts;
+}
+
+}  // namespace
+
+Api::Api(store::Ledger& ledger, const model::TimeZoneDb& tzdb, ApiOptions options)
+    : ledger_(ledger),
+      tzdb_(tzdb),
+      options_(std::move(options)),
+      token_(options_.token_file),
+      limiter_(options_.rate_per_second, options_.rate_burst,
+               options_.monotonic_nanos ? options_.monotonic_nanos
+                                        : [] {
+                                            return static_cast<int64_t>(
+                                                std::chrono::steady_clock::now()
+                                                    .time_since_epoch()
+                                                    .count());
+                                          }),
+      metrics_(options_.data_dir) {}
+
+ApiResponse Api::Handle(const ApiRequest& request) {
+  if (request.target.size() > options_.max_uri_bytes) return Error(414, "request target too long");
+  if (request.method != "GET" && request.method != "HEAD") {
+    ApiResponse r = Error(405, "method not allowed: this API is read-only");
+    r.headers.push_back({"Allow", "GET, HEAD"});
+    return r;
+  }
+  const size_t q = request.target.find('?');
+  const std::string path = request.target.substr(0, q);
+  const std::string query = q == std::string::npos ? "" : request.target.substr(q + 1);
+  if (path == "/healthz") return {200, "text/plain; charset=utf-8", "ok\n", {}};
+  if (path == "/readyz") {
+    // Ready = the store answers and a token is configured (otherwise every call would be 401).
+    if (!ledger_.Meta().ok() || !token_.Loaded()) {
+      return {503, "text/plain; charset=utf-8", "not ready\n", {}};
+    }
+    return {200, "text/plain; charset=utf-8", "ready\n", {}};
+  }
+  // The page's files hold no ledger data; every data request the page makes carries the token.
+  const std::string asset = path == "/" ? "index.html" : path.substr(1);
+  for (const WebAsset& a : WebAssets()) {
+    if (a.name == asset) return {200, std::string(a.content_type), std::string(a.bytes), {}};
+  }
+  int retry = 1;
+  if (!limiter_.Allow(request.peer, &retry)) {
+    ApiResponse r = Error(429, "too many requests");
+    r.headers.push_back({"Retry-After", std::to_string(retry)});
+    return r;
+  }
+  if (!token_.Verify(request.authorization)) {
+    ApiResponse r = Error(401, "a valid bearer token is required");
+    r.headers.push_back({"WWW-Authenticate", "Bearer realm=\"cronledger\""});
+    return r;
+  }
+  return Route(path, query);
+}
+
+ApiResponse Api::Route(const std::string& path, const std::string& query) {
+  const std::vector<std::string> parts = SplitPath(path);
+  Result<model::Json> body = Status::NotFound("no such route");
+  auto params = [&](const std::vector<std::string>& allowed) {
+    return Params::Parse(query, allowed);
+  };
+  Result<Params> p = Status::NotFound("no such route");
+  if (path == "/metrics") {
+    Result<std::string> text = metrics_.Scrape(ledger_);
+    if (text.ok()) return {200, "text/plain; version=0.0.4; charset=utf-8", *text, {}};
+    body = text.status();
+  } else if (path == "/v1/decisions") {
+    p = params({"cronjob", "namespace", "since", "until", "action", "reason", "limit", "continue",
+                "count"});
+    if (p.ok()) body = DecisionsJson(ledger_, *p, options_.max_page);
+  } else if (path == "/v1/cronjobs") {
+    p = params({"namespace", "limit", "continue"});
+    if (p.ok()) body = CronJobList(ledger_, *p, options_.max_page);
+  } else if (parts.size() == 4 && parts[0] == "v1" && parts[1] == "cronjobs") {
+    p = params({});
+    if (p.ok()) body = CronJobDetail(ledger_, parts[2], parts[3]);
+  } else if (parts.size() == 5 && parts[0] == "v1" && parts[1] == "cronjobs" &&
+             parts[4] == "timeline") {
+    p = params({"since", "until"});
+    if (p.ok()) body = CronJobTimeline(ledger_, tzdb_, parts[2], parts[3], *p);
+  } else if (path == "/v1/reports/adherence") {
+    p = params({"since", "until", "namespace", "cronjob", "limit", "continue"});
+    if (p.ok()) body = AdherenceReportJson(ledger_, tzdb_, *p, options_.max_page);
+  } else if (path == "/v1/why") {
+    p = params({"cronjob", "scheduled", "at"});
+    if (p.ok()) body = WhyJson(ledger_, *p, options_.zoneinfo_dir);
+  }
+  if (!p.ok() && p.status().code() == Status::Code::kInvalidArgument) body = p.status();
+  if (body.ok()) return JsonResponse(200, *body);
+  const Status& s = body.status();
+  if (s.code() == Status::Code::kInvalidArgument) return Error(400, s.message());
+  if (s.code() == Status::Code::kNotFound) return Error(404, "not found");
+  if (options_.log) {
+    options_.log("cronledger serve: " + path + ": " + s.ToString());
+  } else {
+    std::fprintf(stderr, "cronledger serve: %s: %s\n", path.c_str(), s.ToString().c_str());
+  }
+  return Error(500, "internal error");
+}
+
+}  // namespace cronledger::audit

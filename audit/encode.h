@@ -1,0 +1,29 @@
+#pragma once
+
+// JSON shapes shared by the CLI (app/cmd_audit.cc, app/cmd_report.cc) and the HTTP API
+// (docs/audit.md "API reference").
+
+#include <string>
+#include <vector>
+
+#include "audit/adherence.h"
+#include "model/decision.h"
+#include "model/json.h"
+
+namespace cronledger::audit {
+
+// A decision flattened for table/csv: seq, time, namespace, name, action, scheduledTime, reason,
+// job.
+model::Json DecisionRow(const model::Decision& d);
+std::vector<std::string> DecisionRowColumns();
+
+// An adherence row: namespace, name, uid, expected, created, skipped, pending, unaccounted,
+// unexpected, skippedByReason, succeeded, failed, running, outcomeUnknown, maxSkewSeconds,
+// meanSkewSeconds, adherencePercent, executedPercent, scheduleErrors, and slots when present.
+std::vector<std::string> AdherenceColumns();
+model::Json EncodeReport(const AdherenceReport& r);  // {"since","until","horizon","totals","items"}
+
+// Seconds as a JSON number with millisecond precision.
+model::Json Seconds(Duration d);
+
+}  // namespace cronledger::audit

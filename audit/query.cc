@@ -1,0 +1,160 @@
+// Audit queries over the store's indexes (audit/query.h, docs/audit.md "Queries").
+#include "audit/query.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <tuple>
+
+namespace cronledger::audit {
+namespace {
+
+// The store keys times as saturated Unix nanoseconds (docs/ledger.md); these bounds stay inside
+// that range (years 1685 and 2255), so "no bound" never wraps.
+constexpr Time kEarliest = Time::FromUnix(-9'000'000'000);
+constexpr Time kLatest = Time::FromUnix(9'000'000'000);
+// Decisions fetched per index call; doubled while one instant holds a whole chunk.
+constexpr size_t kChunk = 4096;
+
+bool Matches(const DecisionQuery& q, const model::Decision& d) {
+  if (!q.cron_job_name.empty()) {
+    if (d.cron_job.namespace_ != q.cron_job_namespace || d.cron_job.name != q.cron_job_name) {
+      return false;
+    }
+  } else if (!q.namespace_.empty() && d.cron_job.namespace_ != q.namespace_) {
+    return false;
+  }
+  if (q.action && d.action != *q.action) return false;
+  if (!q.reason.empty() && d.reason != q.reason) return false;
+  return true;
+}
+
+using Key = std::pair<Time, uint64_t>;
+
+// Calls fn for every decision matching q strictly after `after` (when set), in (time, seq) order,
+// until fn returns false. Reads the index IndexFor(q) in chunks.
+Status ForEachMatch(store::Ledger& ledger, const DecisionQuery& q, std::optional<Key> after,
+                    const std::function<bool(const model::Decision&)>& fn) {
+  Time from = q.since.value_or(kEarliest);
+  const Time to = q.until.value_or(kLatest);
+  if (after && after->first > from) from = after->first;
+  size_t chunk = kChunk;
+  const std::string index = IndexFor(q);
+  while (from < to) {
+    Result<std::vector<model::Decision>> got =
+        index == "cronjob"
+            ? ledger.DecisionsByCronJob(q.cron_job_namespace, q.cron_job_name, from, to, chunk)
+        : index == "time" ? ledger.DecisionsByActionReason(std::nullopt, "", from, to, chunk)
+                          : ledger.DecisionsByActionReason(q.action, q.reason, from, to, chunk);
+    if (!got.ok()) return got.status();
+    for (const model::Decision& d : *got) {
+      Key key{d.time, d.seq};
+      if (after && key <= *after) continue;
+      after = key;
+      if (Matches(q, d) && !fn(d)) return Status::Ok();
+    }
+    if (got->size() < chunk) return Status::Ok();  // the index range is exhausted
+    const Time last = got->back().time;
+    // A chunk that ends at the instant it started from made no progress in time: read that
+    // instant again with a larger chunk (the `after` key skips what was already seen).
+    if (last == from) {
+      chunk *= 2;
+    } else {
+      from = last;
+    }
+  }
+  return Status::Ok();
+}
+
+Status Validate(const DecisionQuery& q) {
+  if (q.since && q.until && !(*q.since < *q.until)) {
+    return Status::InvalidArgument("since must be before until");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string IndexFor(const DecisionQuery& q) {
+  if (!q.cron_job_name.empty()) return "cronjob";
+  if (q.action && !q.reason.empty()) return "action+reason";
+  if (q.action) return "action";
+  if (!q.reason.empty()) return "reason";
+  return "time";
+}
+
+Result<DecisionPage> QueryDecisions(store::Ledger& ledger, const DecisionQuery& q) {
+  if (Status s = Validate(q); !s.ok()) return s;
+  std::optional<Key> after;
+  if (!q.continue_token.empty()) {
+    CL_ASSIGN_OR_RETURN(after, DecodeContinueToken(q.continue_token));
+  }
+  DecisionPage page;
+  page.index = IndexFor(q);
+  // One more than a page tells whether another page follows.
+  Status s = ForEachMatch(ledger, q, after, [&](const model::Decision& d) {
+    page.items.push_back(d);
+    return q.limit == 0 || page.items.size() <= q.limit;
+  });
+  if (!s.ok()) return s;
+  if (q.limit != 0 && page.items.size() > q.limit) {
+    page.items.pop_back();
+    page.continue_token = EncodeContinueToken(page.items.back().time, page.items.back().seq);
+  }
+  return page;
+}
+
+Result<std::vector<DecisionCount>> CountDecisions(store::Ledger& ledger, DecisionQuery q) {
+  if (Status s = Validate(q); !s.ok()) return s;
+  std::map<std::pair<std::string, std::string>, uint64_t> counts;
+  Status s = ForEachMatch(ledger, q, std::nullopt, [&](const model::Decision& d) {
+    ++counts[{std::string(model::DecisionActionName(d.action)), d.reason}];
+    return true;
+  });
+  if (!s.ok()) return s;
+  std::vector<DecisionCount> out;
+  for (const auto& [key, n] : counts) out.push_back({key.first, key.second, n});
+  return out;
+}
+
+Result<std::pair<std::string, std::string>> ParseCronJobKey(std::string_view key) {
+  size_t slash = key.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == key.size() ||
+      key.find('/', slash + 1) != std::string_view::npos) {
+    return Status::InvalidArgument("expected NAMESPACE/NAME, got \"" + std::string(key) + "\"");
+  }
+  return std::pair{std::string(key.substr(0, slash)), std::string(key.substr(slash + 1))};
+}
+
+std::string EncodeContinueToken(Time time, uint64_t seq) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64 "-%" PRIx64,
+                static_cast<uint64_t>(time.UnixNanosSaturated()), seq);
+  return buf;
+}
+
+Result<std::pair<Time, uint64_t>> DecodeContinueToken(std::string_view token) {
+  Status bad = Status::InvalidArgument("malformed continue token");
+  size_t dash = token.find('-');
+  if (dash != 16 || token.size() < 18 || token.size() > 33) return bad;
+  uint64_t nanos = 0, seq = 0;
+  for (size_t i = 0; i < token.size(); ++i) {
+    if (i == dash) continue;
+    char c = token[i];
+    int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (v < 0) return bad;
+    uint64_t& acc = i < dash ? nanos : seq;
+    acc = acc << 4 | static_cast<uint64_t>(v);
+  }
+  const auto signed_nanos = static_cast<int64_t>(nanos);
+  int64_t sec = signed_nanos / 1'000'000'000;
+  int64_t ns = signed_nanos % 1'000'000'000;
+  if (ns < 0) {
+    ns += 1'000'000'000;
+    --sec;
+  }
+  return std::pair{Time::FromUnix(sec, static_cast<int32_t>(ns)), seq};
+}
+
+}  // namespace cronledger::audit

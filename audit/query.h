@@ -1,0 +1,72 @@
+#pragma once
+
+// Audit queries over the decision log (docs/audit.md "Queries"). Every query is served from the
+// store's audit indexes (docs/ledger.md): no filter combination scans the whole decision log.
+//
+//   --cronjob NS/NAME  -> the CronJob index (`c` ns name time seq); action/reason/namespace
+//                         filtered in memory.
+//   --action / --reason -> the action/reason index (`a`/`r` + time seq); namespace filtered in
+//                         memory.
+//   -n NS alone, or no filter -> the time index (`t` time seq) over [since, until); namespace
+//                         filtered in memory (the store has no namespace-only index).
+//
+// Results are ordered by (time, seq), oldest first. Pages are resumed with an opaque continue
+// token naming the last (time, seq) returned, so pages are stable while new decisions arrive.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/decision.h"
+#include "model/result.h"
+#include "model/time.h"
+#include "store/ledger.h"
+
+namespace cronledger::audit {
+
+struct DecisionQuery {
+  std::string cron_job_namespace;  // with cron_job_name: one CronJob
+  std::string cron_job_name;
+  std::string namespace_;     // every CronJob of a namespace (ignored when cron_job_name is set)
+  std::optional<Time> since;  // decision time >= since; unset = the beginning
+  std::optional<Time> until;  // decision time < until; unset = no end
+  std::optional<model::DecisionAction> action;
+  std::string reason;
+  // Page size; 0 = everything. Default: 0.
+  size_t limit = 0;
+  std::string continue_token;  // from DecisionPage::continue_token; empty = first page
+};
+
+// Which index a query is served from ("cronjob", "action", "reason", "action+reason", "time").
+std::string IndexFor(const DecisionQuery& q);
+
+struct DecisionPage {
+  std::vector<model::Decision> items;
+  // Non-empty when more items may follow: pass it back as DecisionQuery::continue_token.
+  std::string continue_token;
+  std::string index;  // IndexFor(query)
+};
+
+// InvalidArgument for a malformed continue token or since >= until; the ledger's errors otherwise.
+Result<DecisionPage> QueryDecisions(store::Ledger& ledger, const DecisionQuery& q);
+
+// Counts of the decisions matching q (limit and continue token ignored), by action and reason
+// ("" for no reason), from the same index scan.
+struct DecisionCount {
+  std::string action;
+  std::string reason;
+  uint64_t count = 0;
+};
+Result<std::vector<DecisionCount>> CountDecisions(store::Ledger& ledger, DecisionQuery q);
+
+// "NS/NAME" -> {ns, name}; InvalidArgument otherwise.
+Result<std::pair<std::string, std::string>> ParseCronJobKey(std::string_view key);
+
+// Continue tokens: "<unix nanos>.<seq>" in hex, opaque to callers.
+std::string EncodeContinueToken(Time time, uint64_t seq);
+Result<std::pair<Time, uint64_t>> DecodeContinueToken(std::string_view token);
+
+}  // namespace cronledger::audit

@@ -1,0 +1,130 @@
+#pragma once
+
+// Test helpers for audit/: a hand-built ledger on a real RocksDB temp store. Test code only.
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "model/decision.h"
+#include "model/inputs.h"
+#include "store/ledger.h"
+#include "store/test_util.h"
+
+namespace cronledger::audit::testing {
+
+// 2026-01-01T00:00:00Z + h hours + m minutes + s seconds + ms milliseconds.
+inline Time At(int h, int m = 0, int s = 0, int ms = 0) {
+  return Time::FromUnix(1767225600 + h * 3600 + m * 60 + s, ms * 1'000'000);
+}
+
+inline model::PolicySnapshot Policy(const std::string& schedule) {
+  model::PolicySnapshot p;
+  p.schedule = schedule;
+  p.time_zone = "UTC";
+  p.concurrency_policy = "Forbid";
+  return p;
+}
+
+class HandLedger {
+ public:
+  HandLedger() {
+    store::LedgerOptions o;
+    o.path = dir_.Sub("ledger");
+    o.sync = store::SyncMode::kNone;
+    o.clock = &clock_;
+    auto opened = store::Ledger::Open(o);
+    CL_CHECK(opened.ok());
+    ledger_ = std::move(*opened);
+  }
+  store::Ledger& ledger() { return *ledger_; }
+  const std::string& path() const { return path_ = dir_.Sub("ledger"); }
+  void Close() { ledger_.reset(); }
+
+  void AddCronJob(const std::string& ns, const std::string& name, const std::string& schedule,
+                  Time created, bool suspend = false) {
+    const std::string raw =
+        R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":")" + name +
+        R"(","namespace":")" + ns + R"(","uid":"uid-)" + name +
+        R"(","resourceVersion":"1","creationTimestamp":")" + FormatRfc3339(created) +
+        R"("},"spec":{"schedule":")" + schedule + R"(","timeZone":"UTC","suspend":)" +
+        (suspend ? "true" : "false") +
+        R"(,"concurrencyPolicy":"Forbid","jobTemplate":{"spec":{}}},"status":{}})";
+    model::WatchEvent ev;
+    ev.kind = model::ObjectKind::kCronJob;
+    ev.api_version = "batch/v1";
+    ev.namespace_ = ns;
+    ev.name = name;
+    ev.uid = "uid-" + name;
+    ev.resource_version = "1";
+    ev.raw = raw;
+    Commit({ev}, {});
+  }
+
+  // A Job watch event; `condition` "" (running), "Complete" or "Failed".
+  void AddJob(const std::string& ns, const std::string& owner, const std::string& job,
+              const std::string& condition) {
+    std::string status =
+        condition.empty() ? "{}"
+                          : R"({"conditions":[{"type":")" + condition + R"(","status":"True"}]})";
+    model::WatchEvent ev;
+    ev.type = condition.empty() ? model::WatchEventType::kAdded : model::WatchEventType::kModified;
+    ev.kind = model::ObjectKind::kJob;
+    ev.api_version = "batch/v1";
+    ev.namespace_ = ns;
+    ev.name = job;
+    ev.uid = "uid-" + job;
+    ev.resource_version = std::to_string(++rv_);
+    ev.owner_name = owner;
+    ev.owner_uid = "uid-" + owner;
+    ev.raw = R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":")" + job +
+             R"(","namespace":")" + ns + R"(","uid":"uid-)" + job + R"(","resourceVersion":")" +
+             ev.resource_version +
+             R"(","ownerReferences":[{"apiVersion":"batch/v1","kind":"CronJob","name":")" + owner +
+             R"(","uid":"uid-)" + owner + R"(","controller":true}]},"spec":{},"status":)" + status +
+             "}";
+    Commit({ev}, {});
+  }
+
+  // One pass at `now` with one decision.
+  void Decide(const std::string& ns, const std::string& name, Time now,
+              model::DecisionAction action, std::optional<Time> scheduled,
+              const std::string& reason = "", const std::string& schedule = "0 * * * *",
+              std::optional<Time> range_end = std::nullopt) {
+    model::Tick tick{now, ns, name, "timer"};
+    model::Decision d;
+    d.time = now;
+    d.cron_job = {ns, name, "uid-" + name};
+    d.action = action;
+    d.scheduled_time = scheduled;
+    d.range_end = range_end;
+    d.reason = reason;
+    if (action == model::DecisionAction::kCreateJob && scheduled) {
+      d.job_name = JobName(name, *scheduled);
+    }
+    d.policy = Policy(schedule);
+    Commit({tick}, {d});
+  }
+
+  static std::string JobName(const std::string& cron_job, Time scheduled) {
+    return cron_job + "-" + std::to_string(scheduled.unix_seconds() / 60);
+  }
+
+ private:
+  void Commit(std::vector<model::Input> inputs, std::vector<model::Decision> decisions) {
+    store::UnitOfWork u;
+    u.inputs = std::move(inputs);
+    u.decisions = std::move(decisions);
+    auto r = ledger_->Commit(std::move(u));
+    CL_CHECK(r.ok());
+  }
+
+  store::testing::TempDir dir_;
+  store::testing::ManualClock clock_{At(0)};
+  std::unique_ptr<store::Ledger> ledger_;
+  mutable std::string path_;
+  int rv_ = 100;
+};
+
+}  // namespace cronledger::audit::testing

@@ -1,0 +1,129 @@
+// The timeline page: reads the audit API with a bearer token (from #token=... or the form) and
+// draws, per CronJob, every fire time of the window on a time axis. Marks carry their status in
+// class names and data attributes (docs/audit.md "The page"; tests/audit/browser_test.cc reads
+// them).
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+
+function setStatus(text, isError) {
+  $('status').textContent = text;
+  $('status').className = isError ? 'error' : '';
+}
+
+async function api(path, params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params || {})) if (v) q.set(k, v);
+  const url = path + (q.toString() ? '?' + q.toString() : '');
+  const resp = await fetch(url, {headers: {'Authorization': 'Bearer ' + $('token').value}});
+  const body = await resp.json().catch(() => ({}));
+  if (!resp.ok) throw new Error(path + ': ' + resp.status + ' ' + (body.error || ''));
+  return body;
+}
+
+function el(tag, attrs, text) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function pct(v) { return v === null || v === undefined ? '—' : v.toFixed(2) + ' %'; }
+
+function renderOverview(report) {
+  const byNs = new Map();
+  for (const it of report.items) {
+    const t = byNs.get(it.namespace) ||
+        {cronJobs: 0, expected: 0, created: 0, skipped: 0, unaccounted: 0, pending: 0};
+    t.cronJobs++;
+    for (const k of ['expected', 'created', 'skipped', 'unaccounted', 'pending']) t[k] += it[k];
+    byNs.set(it.namespace, t);
+  }
+  const body = document.querySelector('#namespaces tbody');
+  body.replaceChildren();
+  for (const [ns, t] of [...byNs.entries()].sort()) {
+    const due = t.expected - t.pending;
+    const adherence = due > 0 ? 100 * (t.created + t.skipped) / due : null;
+    const tr = el('tr', {'data-namespace': ns, 'data-unaccounted': t.unaccounted});
+    for (const v of [ns, t.cronJobs, t.expected, t.created, t.skipped, t.unaccounted, t.pending,
+                     pct(adherence)]) {
+      tr.appendChild(el('td', {}, String(v)));
+    }
+    body.appendChild(tr);
+  }
+}
+
+function renderTimeline(tl) {
+  const since = Date.parse(tl.since), until = Date.parse(tl.until);
+  const sec = el('section', {
+    'class': 'cronjob', 'data-cronjob': tl.namespace + '/' + tl.name,
+    'data-expected': tl.expected, 'data-created': tl.created, 'data-skipped': tl.skipped,
+    'data-unaccounted': tl.unaccounted, 'data-pending': tl.pending,
+  });
+  sec.appendChild(el('h3', {}, tl.namespace + '/' + tl.name));
+  const reasons = Object.entries(tl.skippedByReason).map(([r, n]) => r + ' ' + n).join(', ');
+  sec.appendChild(el('div', {'class': 'counts'},
+      `expected ${tl.expected} · created ${tl.created} (succeeded ${tl.succeeded}, failed ` +
+      `${tl.failed}) · skipped ${tl.skipped}${reasons ? ' (' + reasons + ')' : ''} · ` +
+      `unaccounted ${tl.unaccounted} · pending ${tl.pending} · adherence ` +
+      pct(tl.adherencePercent)));
+  const axis = el('div', {'class': 'axis'});
+  for (const s of tl.slots) {
+    const at = Date.parse(s.scheduledTime);
+    const left = until > since ? (100 * (at - since) / (until - since)) : 0;
+    const cls = ['mark', s.status];
+    if (s.outcome) cls.push('outcome-' + s.outcome);
+    const title = [s.scheduledTime, s.status, s.reason, s.job, s.outcome,
+                   s.skewSeconds !== undefined ? 'skew ' + s.skewSeconds + ' s' : '']
+                      .filter(Boolean).join(' · ');
+    axis.appendChild(el('span', {
+      'class': cls.join(' '), 'style': 'left: calc(' + left.toFixed(3) + '% - 2px)',
+      'data-status': s.status, 'data-reason': s.reason || '', 'data-outcome': s.outcome || '',
+      'data-scheduled': s.scheduledTime, 'title': title,
+    }));
+  }
+  sec.appendChild(axis);
+  const labels = el('div', {'class': 'axis-labels'});
+  labels.appendChild(el('span', {}, tl.since));
+  labels.appendChild(el('span', {}, tl.until));
+  sec.appendChild(labels);
+  return sec;
+}
+
+async function load() {
+  document.body.dataset.state = 'loading';
+  setStatus('loading…');
+  try {
+    const window = {since: $('since').value.trim(), until: $('until').value.trim()};
+    const report = await api('/v1/reports/adherence',
+                             Object.assign({namespace: $('namespace').value.trim()}, window));
+    renderOverview(report);
+    const box = $('timelines');
+    box.replaceChildren();
+    for (const it of report.items) {
+      const path = '/v1/cronjobs/' + encodeURIComponent(it.namespace) + '/' +
+          encodeURIComponent(it.name) + '/timeline';
+      box.appendChild(renderTimeline(
+          await api(path, {since: report.since, until: report.until})));
+    }
+    setStatus(`${report.items.length} CronJobs, ${report.since} – ${report.until}` +
+              ` (ledger horizon ${report.horizon})`);
+    document.body.dataset.state = 'loaded';
+  } catch (e) {
+    setStatus(e.message, true);
+    document.body.dataset.state = 'error';
+  }
+}
+
+function init() {
+  const m = /(?:^#|&)token=([^&]*)/.exec(location.hash);
+  if (m) {
+    $('token').value = decodeURIComponent(m[1]);
+    // Keep the token out of the address bar (and out of screenshots and history).
+    history.replaceState(null, '', location.pathname + location.search);
+  }
+  $('controls').addEventListener('submit', (ev) => { ev.preventDefault(); load(); });
+  if ($('token').value) load();
+}
+
+init();

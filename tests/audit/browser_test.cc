@@ -1,0 +1,101 @@
+// The timeline page end to end: `cronledger serve` over a simulated store, loaded in headless
+// Chromium with the token in the URL fragment; the rendered DOM must show the marks the API
+// reports (the suspended CronJob's fire times as skipped Suspended). A screenshot is kept in the
+// build tree as a test artefact (audit-timeline.png).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "model/json.h"
+#include "store/test_util.h"
+#include "tests/audit/cli.h"
+
+namespace cronledger::audit {
+namespace {
+
+constexpr const char* kChromium = "/usr/bin/chromium";
+
+std::string Chromium(const std::string& profile, const std::string& mode, const std::string& url) {
+  const std::string cmd = std::string(kChromium) +
+                          " --headless --no-sandbox --disable-gpu --disable-background-networking"
+                          " --disable-component-update --disable-sync --no-first-run"
+                          " --disable-dev-shm-usage --virtual-time-budget=30000"
+                          " --window-size=1400,1800 --user-data-dir=" +
+                          profile + " " + mode + " '" + url + "' 2>/dev/null";
+  std::FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+// The HTML of the CronJob's section, from its data-cronjob attribute to the section's end.
+std::string Section(const std::string& dom, const std::string& cron_job) {
+  const size_t at = dom.find("data-cronjob=\"" + cron_job + "\"");
+  if (at == std::string::npos) return "";
+  const size_t end = dom.find("</section>", at);
+  return dom.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
+size_t Count(const std::string& s, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = s.find(needle); at != std::string::npos; at = s.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST(TimelinePage, RendersMarksForEveryFireTimeInHeadlessChromium) {
+  if (access(kChromium, X_OK) != 0) {
+    GTEST_SKIP() << "headless Chromium test skipped: " << kChromium
+                 << " is not installed (Debian package `chromium`)";
+  }
+  store::testing::TempDir dir;
+  const auto sim =
+      testing::Cli("simulate " + testing::SourceDir() +
+                   "/deploy/samples --duration 12h -o json --data-dir " + dir.Sub("data"));
+  ASSERT_EQ(sim.exit_code, 0) << sim.out;
+  std::ofstream(dir.Sub("token")) << "page-token\n";
+  testing::ServeProcess serve(dir.Sub("data"), dir.Sub("token"));
+  ASSERT_NE(serve.port(), 0);
+  // The API's own answer for the suspended CronJob, to compare the page against.
+  const auto api = model::ParseJson(
+      testing::Cli("report adherence --cronjob platform/legacy-migration -o json --data-dir " +
+                   dir.Sub("data"))
+          .out);
+  ASSERT_TRUE(api.ok());
+  const uint64_t expected = (*api)["items"][0]["expected"].get<uint64_t>();
+  ASSERT_GT(expected, 0u);
+
+  const std::string url = serve.url() + "/#token=page-token";
+  const std::string dom = Chromium(dir.Sub("profile"), "--dump-dom", url);
+  ASSERT_NE(dom.find("data-state=\"loaded\""), std::string::npos) << dom.substr(0, 4000);
+  const std::string legacy = Section(dom, "platform/legacy-migration");
+  ASSERT_FALSE(legacy.empty()) << dom.substr(0, 4000);
+  EXPECT_NE(legacy.find("data-expected=\"" + std::to_string(expected) + "\""), std::string::npos);
+  EXPECT_EQ(Count(legacy, "class=\"mark skipped\""), expected) << legacy.substr(0, 2000);
+  EXPECT_EQ(Count(legacy, "data-reason=\"Suspended\""), expected);
+  EXPECT_EQ(Count(legacy, "class=\"mark created"), 0u);
+  // A running CronJob shows created marks, and nothing is unaccounted in a simulated store.
+  const std::string backup = Section(dom, "platform/cache-warmer");
+  EXPECT_GT(Count(backup, "class=\"mark created"), 0u);
+  EXPECT_EQ(Count(dom, "class=\"mark unaccounted\""), 0u);
+  // The namespace overview lists both namespaces of the samples.
+  EXPECT_NE(dom.find("data-namespace=\"platform\""), std::string::npos);
+  EXPECT_NE(dom.find("data-namespace=\"finance\""), std::string::npos);
+  // Without the token the page reports the API's refusal.
+  const std::string refused =
+      Chromium(dir.Sub("profile2"), "--dump-dom", serve.url() + "/#token=wrong");
+  EXPECT_NE(refused.find("data-state=\"error\""), std::string::npos);
+  EXPECT_NE(refused.find("401"), std::string::npos);
+
+  const std::string shot = std::string(AUDIT_ARTIFACT_DIR) + "/audit-timeline.png";
+  std::remove(shot.c_str());
+  Chromium(dir.Sub("profile3"), "--screenshot=" + shot, url);
+  EXPECT_EQ(access(shot.c_str(), R_OK), 0) << "no screenshot at " << shot;
+  EXPECT_EQ(serve.Stop(), 0);
+}
+
+}  // namespace
+}  // namespace cronledger::audit
