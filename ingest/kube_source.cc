@@ -1,0 +1,200 @@
+// KubeWatchSink: reflector events → model::WatchEvents → Controller::Ingest (docs/run.md).
+#include "ingest/kube_source.h"
+
+#include <utility>
+
+#include "ingest/decoder.h"
+
+namespace cronledger::ingest {
+namespace {
+
+std::string_view TypeName(kube::WatchEventType t) {
+  switch (t) {
+    case kube::WatchEventType::kAdded:
+      return "ADDED";
+    case kube::WatchEventType::kModified:
+      return "MODIFIED";
+    case kube::WatchEventType::kDeleted:
+      return "DELETED";
+    case kube::WatchEventType::kBookmark:
+      return "BOOKMARK";
+    case kube::WatchEventType::kError:
+      break;
+  }
+  return "ERROR";
+}
+
+std::string NoticeText(const kube::ReflectorNotice& n) {
+  using Kind = kube::ReflectorNotice::Kind;
+  std::string what;
+  switch (n.kind) {
+    case Kind::kListed:
+      what = "listed";
+      break;
+    case Kind::kListFailed:
+      what = "list failed";
+      break;
+    case Kind::kWatchFailed:
+      what = "watch refused";
+      break;
+    case Kind::kWatchEnded:
+      what = "watch ended (" + std::string(kube::WatchEndName(n.end)) + ")";
+      break;
+  }
+  std::string out = what + " at resourceVersion " + n.resource_version;
+  if (n.expired) out += ", expired: relisting";
+  if (!n.detail.empty()) out += ": " + n.detail;
+  return out;
+}
+
+}  // namespace
+
+KubeWatchSink::KubeWatchSink(KubeSinkOptions options, IngestFn ingest, store::Ledger& ledger,
+                             LogFn log, ObserveFn observe)
+    : options_(std::move(options)),
+      ingest_(std::move(ingest)),
+      ledger_(ledger),
+      log_(std::move(log)),
+      observe_(std::move(observe)),
+      decoder_(std::make_unique<WatchDecoder>()) {}
+
+KubeWatchSink::~KubeWatchSink() = default;
+
+Result<bool> KubeWatchSink::Decode(const kube::ReflectorEvent& event, model::WatchEvent* out) {
+  model::Json object = event.object;
+  // Built-in lists serve items without kind/apiVersion (the reflector passes list items on as
+  // they came); the watch always carries them. Fill them in so both decode alike.
+  if (object.is_object()) {
+    if (!object.contains("kind"))
+      object["kind"] = std::string(model::ObjectKindName(options_.kind));
+    if (!object.contains("apiVersion")) object["apiVersion"] = options_.api_version;
+  }
+  model::Json doc = {{"type", TypeName(event.type)}, {"object", std::move(object)}};
+  DecodedDocument decoded = decoder_->DecodeCopy(model::DumpJson(doc));
+  if (decoded.rejections.empty() && decoded.events.size() == 1 &&
+      decoded.events[0].kind == options_.kind) {
+    *out = std::move(decoded.events[0]);
+    return true;
+  }
+  store::QuarantineEntry q;
+  q.source = options_.source;
+  if (!decoded.rejections.empty()) {
+    q.reason = decoded.rejections[0].reason;
+    q.raw = decoded.rejections[0].raw;
+  } else {
+    q.reason = "expected a " + std::string(model::ObjectKindName(options_.kind));
+    q.raw = model::DumpJson(doc);
+  }
+  if (log_) log_(options_.source + ": quarantined an object: " + q.reason);
+  store::UnitOfWork unit;
+  unit.quarantine.push_back(std::move(q));
+  CL_RETURN_IF_ERROR(ledger_.Commit(std::move(unit)).status());
+  std::lock_guard lock(mu_);
+  ++stats_.quarantined;
+  return false;
+}
+
+Status KubeWatchSink::OnEvent(const kube::ReflectorEvent& event) {
+  model::WatchEvent ev;
+  CL_ASSIGN_OR_RETURN(const bool accepted, Decode(event, &ev));
+  if (event.synthetic) {
+    // Held until the list's checkpoint: the difference and the new resume point are one unit.
+    if (accepted) relist_.push_back(std::move(ev));
+    return Status::Ok();
+  }
+  if (!accepted) {
+    // The object is quarantined; its version still moves the resume point so that the rejected
+    // event is not fetched again after a restart.
+    if (event.checkpoint.empty()) return Status::Ok();
+    return OnCheckpoint(event.checkpoint);
+  }
+  std::vector<model::WatchEvent> events;
+  events.push_back(std::move(ev));
+  return Commit(std::move(events), 0, false);
+}
+
+Status KubeWatchSink::OnCheckpoint(const std::string& resource_version) {
+  std::vector<model::WatchEvent> events = std::move(relist_);
+  relist_.clear();
+  const uint64_t synthetic = events.size();
+  model::WatchEvent bookmark;
+  bookmark.type = model::WatchEventType::kBookmark;
+  bookmark.kind = options_.kind;
+  bookmark.api_version = options_.api_version;
+  bookmark.resource_version = resource_version;
+  // Last in the unit: the resource's stored version ends at the checkpoint, whatever older
+  // versions the synthetic events before it carried.
+  events.push_back(std::move(bookmark));
+  return Commit(std::move(events), synthetic, true);
+}
+
+Status KubeWatchSink::Commit(std::vector<model::WatchEvent> events, uint64_t synthetic,
+                             bool checkpoint) {
+  const std::string rv = events.back().resource_version;
+  const uint64_t objects = events.size() - (checkpoint ? 1 : 0);
+  std::vector<model::WatchEvent> observed;
+  if (observe_) observed = events;
+  CL_RETURN_IF_ERROR(ingest_(std::move(events)).WithContext(options_.source));
+  if (observe_) observe_(observed);
+  std::lock_guard lock(mu_);
+  stats_.events += objects;
+  stats_.synthetic += synthetic;
+  if (checkpoint) ++stats_.checkpoints;
+  if (!rv.empty()) stats_.resource_version = rv;
+  return Status::Ok();
+}
+
+void KubeWatchSink::OnNotice(const kube::ReflectorNotice& notice) {
+  {
+    std::lock_guard lock(mu_);
+    if (notice.kind == kube::ReflectorNotice::Kind::kListed) ++stats_.relists;
+    if (notice.kind == kube::ReflectorNotice::Kind::kWatchEnded) ++stats_.watch_ends;
+  }
+  // A relist that failed part-way leaves buffered events of a difference that will be computed
+  // again; drop them so they are not committed with a later checkpoint.
+  if (notice.kind == kube::ReflectorNotice::Kind::kListFailed) relist_.clear();
+  if (log_) log_(options_.source + ": " + NoticeText(notice));
+}
+
+KubeSinkStats KubeWatchSink::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+std::string ResourceKey(std::string_view api_version, model::ObjectKind kind) {
+  return std::string(api_version) + "/" + std::string(model::ObjectKindName(kind));
+}
+
+Result<std::string> StoredResourceVersion(store::Ledger& ledger, std::string_view api_version,
+                                          model::ObjectKind kind) {
+  auto rv = ledger.GetResourceVersion(ResourceKey(api_version, kind));
+  if (!rv.ok() && rv.status().IsNotFound()) return std::string();
+  return rv;
+}
+
+Result<std::vector<model::Json>> KnownObjects(store::Ledger& ledger, std::string_view api_version,
+                                              model::ObjectKind kind) {
+  CL_ASSIGN_OR_RETURN(std::vector<store::ObjectEntry> cron_jobs, ledger.ListCronJobEntries());
+  std::vector<model::Json> out;
+  for (const store::ObjectEntry& cj : cron_jobs) {
+    if (kind == model::ObjectKind::kCronJob) {
+      if (cj.api_version != api_version) continue;
+      auto obj = ledger.GetObject(kind, cj.namespace_, cj.name);
+      if (!obj.ok()) continue;  // gone since the listing
+      auto json = model::ParseJson(obj->raw);
+      if (json.ok()) out.push_back(std::move(json).value());
+      continue;
+    }
+    CL_ASSIGN_OR_RETURN(std::vector<model::Job> jobs,
+                        ledger.ListJobsByOwner(cj.namespace_, cj.name));
+    for (model::Job& job : jobs) {
+      auto obj = ledger.GetObject(kind, job.metadata.namespace_, job.metadata.name);
+      if (!obj.ok()) continue;
+      auto json = model::ParseJson(obj->raw);
+      if (json.ok()) out.push_back(std::move(json).value());
+    }
+  }
+  return out;
+}
+
+}  // namespace cronledger::ingest

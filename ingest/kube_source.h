@@ -1,0 +1,112 @@
+#pragma once
+
+// Watch ingest from the Kubernetes API (issue 6; docs/run.md "Ingest"). KubeWatchSink is the
+// kube::ReflectorSink of one resource (CronJobs of the managed resource, or batch/v1 Jobs): it
+// turns the reflector's events into model::WatchEvents and hands them to an IngestFn — in
+// `cronledger run` that is Controller::Ingest, which commits them to the ledger as one unit of
+// work before the handlers run (DESIGN.md rule 1).
+//
+// The resume point rides in the same unit of work as the events it covers: folding a watch event
+// stores its resourceVersion as the resource's version (store::Ledger::GetResourceVersion, keyed
+// "<apiVersion>/<Kind>"), and a checkpoint without an object change (a bookmark, the end of a
+// relist) is committed as a BOOKMARK WatchEvent carrying the version. So:
+//   * a watch event and its checkpoint are durable together, or neither is;
+//   * the synthetic events of a relist are buffered and committed in ONE unit together with the
+//     list's version (the reflector calls OnCheckpoint after the whole difference): a crash in the
+//     middle of a relist leaves the previous resume point, never a half-applied difference whose
+//     objects' (older) versions would otherwise become the resume point;
+//   * after a restart, StoredResourceVersion() is where the reflector resumes, and KnownObjects()
+//     is what it diffs a relist against, so deletions missed while stopped reach the ledger as
+//     synthetic DELETED events.
+// Objects the decoder rejects are quarantined with the reason and the raw bytes (rule 5) and the
+// reflector carries on.
+//
+// Thread safety: one reflector thread drives a sink; stats() may be read from any thread.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kube/reflector.h"
+#include "model/inputs.h"
+#include "model/json.h"
+#include "model/result.h"
+#include "store/ledger.h"
+
+namespace cronledger::ingest {
+
+class WatchDecoder;
+
+// Commits events as one unit of work and runs whatever reacts to them (Controller::Ingest).
+using IngestFn = std::function<Status(std::vector<model::WatchEvent>)>;
+// One line for the operator's log.
+using LogFn = std::function<void(const std::string&)>;
+// Called after events were committed (the shadow auditor watches Jobs through it). Optional.
+using ObserveFn = std::function<void(const std::vector<model::WatchEvent>&)>;
+
+struct KubeSinkOptions {
+  model::ObjectKind kind = model::ObjectKind::kCronJob;
+  // The resource's apiVersion ("batch/v1", "cronledger.io/v1"). Built-in list items arrive
+  // without kind/apiVersion; the sink fills them in from here before decoding. Required.
+  std::string api_version;
+  // Names the source in quarantine entries and logs, e.g. "kube:cronjobs.v1.batch". Required.
+  std::string source;
+};
+
+struct KubeSinkStats {
+  uint64_t events = 0;       // watch and synthetic events committed
+  uint64_t synthetic = 0;    // of those, derived from a relist
+  uint64_t checkpoints = 0;  // bookmark / end-of-relist checkpoints committed
+  uint64_t quarantined = 0;
+  uint64_t relists = 0;
+  uint64_t watch_ends = 0;       // watches that ended (dropped, stalled, expired, closed)
+  std::string resource_version;  // the last committed resume point
+};
+
+class KubeWatchSink final : public kube::ReflectorSink {
+ public:
+  // `ledger` (quarantine) must outlive the sink. `log` and `observe` may be empty.
+  KubeWatchSink(KubeSinkOptions options, IngestFn ingest, store::Ledger& ledger, LogFn log = {},
+                ObserveFn observe = {});
+  ~KubeWatchSink() override;
+
+  Status OnEvent(const kube::ReflectorEvent& event) override;
+  Status OnCheckpoint(const std::string& resource_version) override;
+  void OnNotice(const kube::ReflectorNotice& notice) override;
+
+  KubeSinkStats stats() const;
+
+ private:
+  // Decodes one object into `out`; a rejection is quarantined (false is returned then).
+  Result<bool> Decode(const kube::ReflectorEvent& event, model::WatchEvent* out);
+  Status Commit(std::vector<model::WatchEvent> events, uint64_t synthetic, bool checkpoint);
+
+  const KubeSinkOptions options_;
+  IngestFn ingest_;
+  store::Ledger& ledger_;
+  LogFn log_;
+  ObserveFn observe_;
+  std::unique_ptr<WatchDecoder> decoder_;
+  std::vector<model::WatchEvent> relist_;  // synthetic events awaiting the list's checkpoint
+  mutable std::mutex mu_;
+  KubeSinkStats stats_;
+};
+
+// The ledger's view key of a resource's stored version: "<apiVersion>/<Kind>".
+std::string ResourceKey(std::string_view api_version, model::ObjectKind kind);
+// Where a reflector of this resource resumes: the last committed version, "" when none (list
+// first). Errors are the ledger's.
+Result<std::string> StoredResourceVersion(store::Ledger& ledger, std::string_view api_version,
+                                          model::ObjectKind kind);
+// What the view holds of a resource, as the objects' JSON (kube::ReflectorOptions::
+// known_objects): the CronJobs of `api_version`; for Jobs, those whose controller owner is a
+// CronJob of the view (the view keeps no index of unowned Jobs; one deleted while stopped stays
+// in the view, where it decides nothing). Objects whose stored JSON does not parse are left out.
+Result<std::vector<model::Json>> KnownObjects(store::Ledger& ledger, std::string_view api_version,
+                                              model::ObjectKind kind);
+
+}  // namespace cronledger::ingest
