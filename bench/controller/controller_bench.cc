@@ -1,0 +1,287 @@
+// Controller scale benchmark (issue 5, docs/benchmarks.md): N CronJobs in real time against the
+// simulated cluster with zero-latency actuation. The full controller runs (ledger commits, outbox
+// passes, workers), the cluster answers at once and runs every Job's lifecycle (start 1-3 s, run
+// ~20 s), so every created Job also brings its ADDED/MODIFIED/DELETED events back through ingest.
+//
+// Measured: creation skew (scheduled time -> createJob decision committed, MeasuringLedger) for the
+// fire times in a window that starts at the first whole minute after every CronJob had its first
+// pass; decisions committed per second; RSS per CronJob (VmRSS minus the RSS before the CronJobs
+// were created). Prints `key value` lines for run.sh.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+
+#include "bench/controller/measuring_ledger.h"
+#include "controller/controller.h"
+#include "controller/sim_cluster.h"
+#include "controller/sim_pump.h"
+#include "model/objects.h"
+#include "reconciler/schedule.h"
+
+namespace cronledger::bench {
+namespace {
+
+using std::chrono::seconds;
+
+class SystemClocks final : public WallClock, public MonotonicClock {
+ public:
+  Time Now() const override {
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+    return Time::FromUnix(ns / 1'000'000'000, static_cast<int32_t>(ns % 1'000'000'000));
+  }
+  int64_t NowNanos() const override {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+};
+
+struct Options {
+  uint64_t cronjobs = 10'000;
+  std::string mix = "every-minute";  // or "mixed"
+  Duration measure = std::chrono::minutes(3);
+  Duration max_load = std::chrono::minutes(10);
+  int workers = 2;
+  std::string data_dir;
+  std::string sync = "none";
+};
+
+[[noreturn]] void Die(const std::string& msg) {
+  std::fprintf(stderr, "controller_bench: %s\n", msg.c_str());
+  std::exit(1);
+}
+
+template <typename T>
+T Check(Result<T> r, const char* what) {
+  if (!r.ok()) Die(std::string(what) + ": " + r.status().ToString());
+  return std::move(r).value();
+}
+
+Options ParseArgs(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) Die("missing value for " + a);
+      return argv[++i];
+    };
+    if (a == "--cronjobs") {
+      o.cronjobs = std::strtoull(next().c_str(), nullptr, 10);
+    } else if (a == "--mix") {
+      o.mix = next();
+    } else if (a == "--measure") {
+      o.measure = Check(ParseGoDuration(next()), "--measure");
+    } else if (a == "--max-load") {
+      o.max_load = Check(ParseGoDuration(next()), "--max-load");
+    } else if (a == "--workers") {
+      o.workers = std::atoi(next().c_str());
+    } else if (a == "--data-dir") {
+      o.data_dir = next();
+    } else if (a == "--sync") {
+      o.sync = next();
+    } else {
+      Die("unknown flag " + a);
+    }
+  }
+  if (o.data_dir.empty()) Die("--data-dir is required");
+  if (o.mix != "every-minute" && o.mix != "mixed") Die("--mix must be every-minute or mixed");
+  return o;
+}
+
+// VmRSS / VmHWM of this process in bytes.
+uint64_t ProcStatus(const char* field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  const size_t len = std::strlen(field);
+  while (std::getline(in, line)) {
+    if (line.compare(0, len, field) == 0 && line.size() > len && line[len] == ':') {
+      return std::strtoull(line.c_str() + len + 1, nullptr, 10) * 1024;
+    }
+  }
+  return 0;
+}
+
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+struct ScheduleChoice {
+  const char* schedule;
+  const char* time_zone;  // nullptr = none
+  int weight;             // percent
+};
+// The mixed variant: mostly frequent schedules, some daily ones in zones.
+constexpr ScheduleChoice kMixed[] = {{"* * * * *", nullptr, 35},
+                                     {"*/2 * * * *", nullptr, 10},
+                                     {"*/5 * * * *", nullptr, 20},
+                                     {"*/15 * * * *", nullptr, 15},
+                                     {"0 * * * *", nullptr, 10},
+                                     {"30 2 * * *", "Europe/Berlin", 5},
+                                     {"15 9-17 * * MON-FRI", "Asia/Kolkata", 5}};
+
+const ScheduleChoice& Choose(const Options& o, uint64_t i) {
+  static const ScheduleChoice kEveryMinute{"*/1 * * * *", nullptr, 100};
+  if (o.mix == "every-minute") return kEveryMinute;
+  int pick = static_cast<int>(controller::SimHash(2026, "mix", std::to_string(i)) % 100);
+  for (const auto& c : kMixed) {
+    if (pick < c.weight) return c;
+    pick -= c.weight;
+  }
+  return kMixed[0];
+}
+
+model::CronJob Template() {
+  const char* kJson = R"({"apiVersion": "cronledger.io/v1", "kind": "CronJob",
+    "metadata": {"name": "t", "namespace": "bench"},
+    "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {"spec": {
+      "restartPolicy": "Never",
+      "containers": [{"name": "main", "image": "busybox:1.36", "command": ["true"]}]}}}}}})";
+  return Check(model::DecodeCronJob(Check(model::ParseJson(kJson), "template")), "template");
+}
+
+// Fire times of every CronJob in [from, until).
+uint64_t ExpectedSlots(const Options& o, const model::TimeZoneDb& tzdb, Time from, Time until) {
+  std::map<std::pair<std::string, std::string>, uint64_t> by_schedule;
+  for (uint64_t i = 0; i < o.cronjobs; ++i) {
+    const auto& c = Choose(o, i);
+    ++by_schedule[{c.schedule, c.time_zone ? c.time_zone : ""}];
+  }
+  uint64_t total = 0;
+  for (const auto& [key, count] : by_schedule) {
+    std::optional<std::string> tz;
+    if (!key.second.empty()) tz = key.second;
+    auto s = Check(reconciler::ParseStandard(reconciler::FormatSchedule(key.first, tz).text, tzdb),
+                   "schedule");
+    uint64_t n = 0;
+    for (auto t = s->Next(from.Add(Duration(-1))); t && *t < until; t = s->Next(*t)) ++n;
+    total += n * count;
+  }
+  return total;
+}
+
+Time NextMinute(Time t) { return Time::FromUnix((t.unix_seconds() / 60 + 1) * 60); }
+
+void Print(const char* key, double v) { std::printf("%s %.6g\n", key, v); }
+
+int Run(const Options& o) {
+  static const SystemClocks clocks;
+  auto tzdb = Check(model::OpenSystemTimeZoneDb({}), "tzdb");
+  store::LedgerOptions lo;
+  lo.path = o.data_dir;
+  lo.sync = Check(store::ParseSyncMode(o.sync), "--sync");
+  MeasuringLedger ledger(Check(store::Ledger::Open(lo), "ledger"), clocks);
+  controller::SimClusterOptions so;
+  so.event_log_capacity = 0;
+  controller::SimCluster sim(so, clocks);
+  controller::ControllerOptions co;
+  co.workers = o.workers;
+  auto ctrl = Check(controller::Controller::Open(co, ledger, sim, clocks, clocks, *tzdb), "open");
+  controller::SimEventPump pump(sim, clocks, [&ctrl](std::vector<model::WatchEvent> events) {
+    return ctrl->Ingest(std::move(events));
+  });
+  const uint64_t rss_base = ProcStatus("VmRSS");
+
+  const auto t0 = std::chrono::steady_clock::now();
+  auto since = [&t0] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  const model::CronJob tmpl = Template();
+  for (uint64_t i = 0; i < o.cronjobs; ++i) {
+    model::CronJob cj = tmpl;
+    char name[32];
+    std::snprintf(name, sizeof name, "cj-%07llu", static_cast<unsigned long long>(i));
+    cj.metadata.name = name;
+    cj.metadata.namespace_ = "bench-" + std::to_string(i % 64);
+    const auto& c = Choose(o, i);
+    cj.spec.schedule = c.schedule;
+    if (c.time_zone) cj.spec.time_zone = c.time_zone;
+    if (Status st = sim.ApplyCronJob(cj); !st.ok()) Die(st.ToString());
+  }
+  Print("apply_seconds", since());
+  pump.Start();
+  ctrl->Start();
+
+  // Load: every CronJob ingested and through its first pass.
+  double ingested_at = -1;
+  const double max_load = std::chrono::duration<double>(o.max_load).count();
+  while (ctrl->Stats().passes < o.cronjobs && since() < max_load) {
+    if (ingested_at < 0 && pump.Stats().events >= o.cronjobs) ingested_at = since();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (ingested_at < 0 && pump.Stats().events >= o.cronjobs) ingested_at = since();
+  Print("load_ingested_seconds", ingested_at);
+  const bool loaded = ctrl->Stats().passes >= o.cronjobs;
+  Print("load_first_passes_seconds", loaded ? since() : -1);
+  Print("load_passes", static_cast<double>(ctrl->Stats().passes));
+  if (!loaded) {
+    std::printf("result load_incomplete\n");
+    Print("rss_per_cronjob_bytes",
+          static_cast<double>(ProcStatus("VmRSS") - rss_base) / static_cast<double>(o.cronjobs));
+    ctrl->Stop();
+    pump.Stop();
+    return 0;
+  }
+
+  const Time from = NextMinute(clocks.Now());
+  const Time until = from.Add(o.measure);
+  const Time stop = until.Add(seconds(30));
+  ledger.SetWindow(from, until);
+  while (clocks.Now() < from) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const uint64_t decisions0 = ledger.decisions();
+  const double cpu0 = CpuSeconds();
+  const auto w0 = std::chrono::steady_clock::now();
+  while (clocks.Now() < stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const double window_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+  const uint64_t decisions = ledger.decisions() - decisions0;
+  const double cpu = CpuSeconds() - cpu0;
+  const uint64_t rss = ProcStatus("VmRSS");
+  const uint64_t hwm = ProcStatus("VmHWM");
+  const auto stats = ctrl->Stats();
+  ctrl->Stop();
+  pump.Stop();
+
+  const uint64_t expected = ExpectedSlots(o, **&tzdb, from, until);
+  const uint64_t created = ledger.creates_in_window();
+  const uint64_t missing = expected > created ? expected - created : 0;
+  std::printf("result ok\n");
+  Print("window_seconds", std::chrono::duration<double>(o.measure).count());
+  Print("expected_creates", static_cast<double>(expected));
+  Print("created", static_cast<double>(created));
+  Print("missing", static_cast<double>(missing));
+  for (const auto& [key, p] : {std::pair{"skew_p50", 50.0}, {"skew_p99", 99.0}}) {
+    const auto v = ledger.skew().Percentile(p, missing);
+    Print(key, v ? *v : -1);  // -1: beyond the run (the rank falls among missing creates)
+  }
+  Print("skew_max", ledger.skew().MaxSeconds());
+  Print("decisions_per_second", static_cast<double>(decisions) / window_s);
+  Print("cpu_cores", cpu / window_s);
+  Print("rss_per_cronjob_bytes",
+        static_cast<double>(rss - rss_base) / static_cast<double>(o.cronjobs));
+  Print("hwm_per_cronjob_bytes",
+        static_cast<double>(hwm - rss_base) / static_cast<double>(o.cronjobs));
+  Print("passes", static_cast<double>(stats.passes));
+  Print("errors", static_cast<double>(stats.errors));
+  Print("sim_jobs_live", static_cast<double>(sim.JobCount()));
+  return 0;
+}
+
+}  // namespace
+}  // namespace cronledger::bench
+
+int main(int argc, char** argv) {
+  return cronledger::bench::Run(cronledger::bench::ParseArgs(argc, argv));
+}
