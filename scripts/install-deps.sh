@@ -3,7 +3,10 @@
 # present are not reinstalled, and `apt-get update` runs only when something is missing and the
 # package lists are older than a day (or absent).
 #
-# Usage: scripts/install-deps.sh [--dev]   (--dev adds the fuzzing, benchmark-peer and browser-test tools)
+# Usage: scripts/install-deps.sh [--test|--dev]
+#   (none)  what building and running cronledger needs
+#   --test  plus what the test suite needs (headless Chromium for the timeline page, kcat)
+#   --dev   plus the fuzzing and benchmark-peer tools (clang-14/libFuzzer, Go + robfig/cron)
 set -euo pipefail
 
 runtime_and_build=(
@@ -11,15 +14,21 @@ runtime_and_build=(
   librocksdb-dev librdkafka-dev libpoco-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libsimdjson-dev
   tzdata zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev libbz2-dev
-  kcat clang-format libyaml-cpp-dev
+  clang-format libyaml-cpp-dev
 )
+test_extra=(kcat chromium)
 dev_extra=(
   clang-14 libclang-rt-14-dev
   golang-go golang-github-robfig-cron-dev
 )
 
 want=("${runtime_and_build[@]}")
-if [[ "${1:-}" == "--dev" ]]; then want+=("${dev_extra[@]}"); fi
+case "${1:-}" in
+  "") ;;
+  --test) want+=("${test_extra[@]}") ;;
+  --dev) want+=("${test_extra[@]}" "${dev_extra[@]}") ;;
+  *) echo "usage: $0 [--test|--dev]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${want[@]}"; do

@@ -5,7 +5,7 @@
 #   scripts/test.sh --all        both (what CI runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh --dev
+scripts/install-deps.sh --test
 
 jobs="${CRONLEDGER_JOBS:-2}"
 run() {  # run <build dir> <extra cmake args...>
