@@ -164,7 +164,8 @@ TEST(InputsTest, VarintEdges) {
     EXPECT_EQ(got, v);
   }
   // 11 continuation bytes overflow 64 bits.
-  RecordReader overflow(std::string(10, '\xff') + "\x01");
+  const std::string too_long = std::string(10, '\xff') + "\x01";  // outlives the reader
+  RecordReader overflow(too_long);
   uint64_t v = 0;
   EXPECT_FALSE(overflow.Varint(&v));
 }
