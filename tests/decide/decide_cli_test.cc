@@ -26,19 +26,19 @@ std::string ReadFile(const std::filesystem::path& p) {
   return ss.str();
 }
 
-struct Run {
+struct CliRun {
   int exit_code = -1;
   std::string out;
 };
 
-Run RunDecide(const std::string& input) {
+CliRun RunDecide(const std::string& input) {
   char path[] = "/tmp/cronledger-decide-XXXXXX";
   const int fd = mkstemp(path);
   EXPECT_GE(fd, 0);
   EXPECT_EQ(write(fd, input.data(), input.size()), static_cast<ssize_t>(input.size()));
   close(fd);
   const std::string cmd = std::string(CRONLEDGER_BIN) + " decide --output json --input " + path;
-  Run run;
+  CliRun run;
   FILE* p = popen(cmd.c_str(), "r");
   EXPECT_NE(p, nullptr);
   char buf[4096];
@@ -88,7 +88,7 @@ TEST(DecideCli, Cases) {
     const Json& c = *parsed;
     const std::string input =
         c["input"].is_string() ? c["input"].get<std::string>() : model::DumpJson(c["input"]);
-    const Run run = RunDecide(input);
+    const CliRun run = RunDecide(input);
     EXPECT_EQ(run.exit_code, c.value("exitCode", 0)) << run.out;
     auto out = model::ParseJson(run.out);
     ASSERT_TRUE(out.ok()) << run.out;
