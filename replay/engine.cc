@@ -1,0 +1,168 @@
+#include "replay/engine.h"
+
+#include "model/json.h"
+#include "replay/engine_internal.h"
+
+namespace cronledger::replay {
+namespace internal {
+
+std::function<bool(std::string_view, std::string_view)> Engine::MakeFilter(const ReplayOptions& o) {
+  if (!o.scope.cron_job) return nullptr;
+  const std::string want = *o.scope.cron_job;
+  return [want](std::string_view ns, std::string_view name) { return FamilyKey(ns, name) == want; };
+}
+
+void Engine::Progress(bool done) {
+  if (options_.progress && (done || records_ % options_.progress_every == 0)) {
+    options_.progress(ReplayProgress{records_, total_, done});
+  }
+}
+
+Status Engine::OnConfig(const model::ConfigChange& c) {
+  if (c.key == "historyCleanup") history_cleanup_ = c.value != "false";
+  if (c.key != "localTimeZone") return Status::Ok();
+  // The controller records the Local zone's name, which the tz database calls "Local" whatever
+  // zone it was opened with; then the zone comes from the options.
+  const std::string zone = c.value == "Local" ? options_.local_zone : c.value;
+  auto it = tzdbs_.find(zone);
+  if (it == tzdbs_.end()) {
+    model::SystemTimeZoneDbOptions o;
+    o.zoneinfo_dir = options_.zoneinfo_dir;
+    o.local_zone = zone;
+    CL_ASSIGN_OR_RETURN(auto db, model::OpenSystemTimeZoneDb(o));
+    it = tzdbs_.emplace(zone, std::move(db)).first;
+  }
+  tzdb_ = it->second.get();
+  return Status::Ok();
+}
+
+Status Engine::OnIntent(uint64_t seq, const model::ActionIntent& i) {
+  auto it = open_.find(i.tick_seq);
+  if (it == open_.end()) {
+    // Only a bundle may start inside a pass (its Tick precedes the window); such a pass is out
+    // of scope. In a store the Tick is always there.
+    return Status::Ok();
+  }
+  OpenPass& p = it->second;
+  if (i.call_index != p.intent_seqs.size()) {
+    return Status::Corruption("replay: intent " + std::to_string(seq) + " is call " +
+                              std::to_string(i.call_index) + " of tick " +
+                              std::to_string(i.tick_seq) + ", expected call " +
+                              std::to_string(p.intent_seqs.size()));
+  }
+  p.intent_seqs.push_back(seq);
+  p.calls.push_back({i.verb, i.kind, i.namespace_, i.name});
+  intent_tick_[seq] = i.tick_seq;
+  return Status::Ok();
+}
+
+Status Engine::OnOutcome(uint64_t seq, const model::ActionOutcome& o) {
+  auto tick = intent_tick_.find(o.decision_seq);
+  if (tick == intent_tick_.end()) return Status::Ok();  // not a pass's outcome, or out of scope
+  const uint64_t tick_seq = tick->second;
+  intent_tick_.erase(tick);
+  OpenPass& p = open_.at(tick_seq);
+  if (p.intent_seqs.empty() || p.intent_seqs.back() != o.decision_seq ||
+      p.outcomes.size() + 1 != p.intent_seqs.size()) {
+    return Status::Corruption("replay: outcome " + std::to_string(seq) + " out of order");
+  }
+  p.outcome_seqs.push_back(seq);
+  if (!p.in_scope) {
+    p.outcomes.emplace_back();
+    return Status::Ok();
+  }
+  CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(o.payload));
+  CL_ASSIGN_OR_RETURN(model::ApiOutcome outcome, model::DecodeApiOutcome(j));
+  p.outcomes.push_back(std::move(outcome));
+  return Status::Ok();
+}
+
+// A pass that is not replayed hands its recorded accounting state to the next one.
+Status Engine::Seed(const model::PassEnd& e) {
+  if (!options_.scope.Selects(e.namespace_, e.name)) return Status::Ok();
+  CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(e.accounting));
+  CL_ASSIGN_OR_RETURN(model::AccountingState s, model::DecodeAccountingState(j));
+  ChainEntry& c = chain_[FamilyKey(e.namespace_, e.name)];
+  c = ChainEntry{e.uid, std::move(s), false, e.time, e.view_seq};
+  return Status::Ok();
+}
+
+Status Engine::OnPassEnd(uint64_t seq, const model::PassEnd& e) {
+  auto it = open_.find(e.tick_seq);
+  if (it == open_.end()) return Seed(e);  // a bundle's seed: the last pass before its window
+  OpenPass p = std::move(it->second);
+  open_.erase(it);
+  if (e.calls != p.outcomes.size()) {
+    return Status::Corruption("replay: pass end " + std::to_string(seq) + " counts " +
+                              std::to_string(e.calls) + " calls, the log has " +
+                              std::to_string(p.outcomes.size()) + " outcomes");
+  }
+  const std::string key = FamilyKey(e.namespace_, e.name);
+  if (!p.in_scope) {
+    history_.Trim(key, e.view_seq);
+    return Seed(e);
+  }
+  replayed_ticks_.insert(e.tick_seq);
+  ReplayPass(e.tick_seq, p, e);
+  history_.Trim(key, e.view_seq);
+  return Status::Ok();
+}
+
+Status Engine::OnInput(const store::LogRecord& rec) {
+  ++result_.inputs_scanned;
+  ++records_;
+  Progress(false);
+  if (observer_ != nullptr) observer_->OnInput(rec);
+  const uint64_t seq = rec.seq;
+  return std::visit(
+      [&](const auto& in) -> Status {
+        using T = std::decay_t<decltype(in)>;
+        if constexpr (std::is_same_v<T, model::WatchEvent>) {
+          return history_.Fold(rec);
+        } else if constexpr (std::is_same_v<T, model::ConfigChange>) {
+          return OnConfig(in);
+        } else if constexpr (std::is_same_v<T, model::Tick>) {
+          all_ticks_.insert(seq);
+          OpenPass& p = open_[seq];
+          p.tick = in;
+          p.in_scope =
+              options_.scope.Selects(in.namespace_, in.name) && options_.scope.InWindow(in.now);
+          p.history_cleanup = history_cleanup_;
+          p.tzdb = tzdb_;
+          return Status::Ok();
+        } else if constexpr (std::is_same_v<T, model::ActionIntent>) {
+          return OnIntent(seq, in);
+        } else if constexpr (std::is_same_v<T, model::ActionOutcome>) {
+          return OnOutcome(seq, in);
+        } else {
+          return OnPassEnd(seq, in);
+        }
+      },
+      rec.input);
+}
+
+Result<ReplayResult> Engine::Run() {
+  total_ = source_.ApproximateRecords();
+  CL_RETURN_IF_ERROR(OnConfig(model::ConfigChange{Time(), "localTimeZone", "Local"}));
+  Status status;
+  CL_RETURN_IF_ERROR(source_.ScanInputs([&](const store::LogRecord& rec) {
+    status = OnInput(rec);
+    return status.ok();
+  }));
+  CL_RETURN_IF_ERROR(status);
+  for (const auto& [tick_seq, p] : open_) result_.interrupted_passes += p.in_scope;
+  CL_RETURN_IF_ERROR(ScanRecorded());
+  Compare();
+  Progress(true);
+  return std::move(result_);
+}
+
+}  // namespace internal
+
+Result<ReplayResult> Replay(RecordSource& source, const ReplayOptions& options,
+                            ReplayObserver* observer) {
+  internal::Engine engine(source, options, observer);
+  return engine.Run();
+}
+
+}  // namespace cronledger::replay

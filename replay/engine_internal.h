@@ -1,0 +1,94 @@
+#pragma once
+
+// The replay engine's internals (replay/engine.h), shared by engine*.cc only.
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "model/api_call.h"
+#include "model/timezone.h"
+#include "replay/engine.h"
+
+namespace cronledger::replay::internal {
+
+struct RecordedCall {  // what an ActionIntent says about its call
+  std::string verb;
+  model::ObjectKind kind = model::ObjectKind::kJob;
+  std::string namespace_;
+  std::string name;
+};
+
+struct OpenPass {
+  model::Tick tick;
+  bool in_scope = false;
+  bool history_cleanup = true;  // the configuration in effect at the Tick
+  const model::TimeZoneDb* tzdb = nullptr;
+  std::vector<uint64_t> intent_seqs;
+  std::vector<RecordedCall> calls;
+  std::vector<model::ApiOutcome> outcomes;
+  std::vector<uint64_t> outcome_seqs;
+};
+
+struct ChainEntry {  // the accounting state the next pass of a CronJob starts from
+  std::string uid;
+  model::AccountingState accounting;
+  bool derived = false;  // produced by a replayed pass (else seeded from a recorded PassEnd)
+  Time last_now;         // the now of that pass
+  uint64_t last_view_seq = 0;
+};
+
+class Engine {
+ public:
+  Engine(RecordSource& source, const ReplayOptions& options, ReplayObserver* observer)
+      : source_(source), options_(options), observer_(observer), history_(MakeFilter(options)) {}
+  Result<ReplayResult> Run();
+
+ private:
+  static std::function<bool(std::string_view, std::string_view)> MakeFilter(const ReplayOptions& o);
+  // engine.cc: the input scan.
+  Status OnInput(const store::LogRecord& rec);
+  Status OnConfig(const model::ConfigChange& c);
+  Status OnIntent(uint64_t seq, const model::ActionIntent& i);
+  Status OnOutcome(uint64_t seq, const model::ActionOutcome& o);
+  Status OnPassEnd(uint64_t seq, const model::PassEnd& e);
+  Status Seed(const model::PassEnd& e);
+  void Progress(bool done);
+
+  // engine_pass.cc: deciding.
+  void ReplayPass(uint64_t tick_seq, const OpenPass& p, const model::PassEnd& e);
+  void Synthesize(const std::string& key, Time until, const OpenPass& p);
+  void RunPass(PassSummary summary, const FamilyView& view, const OpenPass& p,
+               const std::string& recorded_accounting);
+  reconciler::SyncResult DecideRecorded(reconciler::SyncInput in, const OpenPass& p,
+                                        PassSummary* summary);
+  reconciler::SyncResult DecideWhatIf(reconciler::SyncInput in, const OpenPass& p,
+                                      const FamilyView& view);
+
+  // engine_compare.cc: the recorded stream and the comparison.
+  Status ScanRecorded();
+  void Compare();
+
+  RecordSource& source_;
+  const ReplayOptions& options_;
+  ReplayObserver* observer_;
+  ViewHistory history_;
+  ReplayResult result_;
+
+  std::map<std::string, std::unique_ptr<model::TimeZoneDb>> tzdbs_;  // by Local zone name
+  const model::TimeZoneDb* tzdb_ = nullptr;
+  bool history_cleanup_ = true;
+  std::map<uint64_t, OpenPass> open_;                   // by tick seq
+  std::unordered_map<uint64_t, uint64_t> intent_tick_;  // unanswered intent seq -> tick seq
+  std::unordered_set<uint64_t> all_ticks_;              // every Tick seq seen
+  std::unordered_set<uint64_t> replayed_ticks_;         // ticks of replayed passes
+  std::unordered_map<std::string, ChainEntry> chain_;   // by "ns/name"
+  uint64_t records_ = 0;
+  uint64_t total_ = 0;
+};
+
+}  // namespace cronledger::replay::internal

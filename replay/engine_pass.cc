@@ -1,0 +1,161 @@
+// The replay engine's deciding half: one recorded pass re-decided from what it read, what-if
+// passes against an emulated API, and the passes controller.noDowntime synthesizes.
+
+#include "model/json.h"
+#include "reconciler/api_emulator.h"
+#include "reconciler/cronjob_time.h"
+#include "reconciler/schedule.h"
+#include "replay/engine_internal.h"
+
+namespace cronledger::replay::internal {
+namespace {
+
+std::string DescribeCall(const model::ApiCall& c) {
+  return std::string(model::ApiVerbName(c.verb)) + " " + std::string(model::ApiKindName(c.kind)) +
+         " " + c.namespace_ + "/" + c.name;
+}
+
+bool SameCall(const RecordedCall& r, const model::ApiCall& c) {
+  const model::ObjectKind kind =
+      c.kind == model::ApiKind::kJob ? model::ObjectKind::kJob : model::ObjectKind::kCronJob;
+  return r.verb == model::ApiVerbName(c.verb) && r.kind == kind && r.namespace_ == c.namespace_ &&
+         r.name == c.name;
+}
+
+}  // namespace
+
+reconciler::SyncResult Engine::DecideRecorded(reconciler::SyncInput in, const OpenPass& p,
+                                              PassSummary* summary) {
+  in.outcomes = p.outcomes;
+  reconciler::Step step = reconciler::Decide(in);
+  if (step.next_call) {
+    summary->problem = "the derived pass needs call " + std::to_string(p.outcomes.size()) + " (" +
+                       DescribeCall(*step.next_call) + ") that the recorded pass did not make";
+    reconciler::SyncResult none;
+    none.accounting = in.accounting;
+    return none;
+  }
+  if (step.result.actions.size() != p.outcomes.size()) {
+    summary->problem = "the derived pass made " + std::to_string(step.result.actions.size()) +
+                       " API calls, the recorded pass " + std::to_string(p.outcomes.size());
+  }
+  return std::move(step.result);
+}
+
+// What-if passes answer a call with the recorded outcome while the pass makes the same calls as
+// the recorded one, and from an API emulated over the recorded view after that (docs/replay.md).
+reconciler::SyncResult Engine::DecideWhatIf(reconciler::SyncInput in, const OpenPass& p,
+                                            const FamilyView& view) {
+  reconciler::EmulatedApiOptions eo;
+  for (const auto& [name, entry] : view.jobs) {
+    eo.jobs[entry.job->metadata.namespace_ + "/" + name] = model::EncodeJob(*entry.job);
+  }
+  eo.created_uid = "what-if-uid";
+  reconciler::EmulatedApi api(std::move(eo), model::EncodeCronJob(in.cron_job));
+  size_t k = 0;
+  bool same = true;
+  auto perform = [&](const model::ApiCall& call) {
+    if (same && k < p.outcomes.size() && SameCall(p.calls[k], call)) return p.outcomes[k++];
+    same = false;
+    return api.Perform(call);
+  };
+  return reconciler::RunPass(std::move(in), perform);
+}
+
+void Engine::RunPass(PassSummary summary, const FamilyView& view, const OpenPass& p,
+                     const std::string& recorded_accounting) {
+  const std::string key = FamilyKey(summary.tick.namespace_, summary.tick.name);
+  summary.cron_job_seq = view.cron_job_seq;
+  for (const auto& [name, entry] : view.jobs) summary.job_seqs[name] = entry.seq;
+  ChainEntry& chain = chain_[key];
+  model::AccountingState before;
+  if (view.cron_job && chain.uid == view.cron_job->metadata.uid) before = chain.accounting;
+  reconciler::SyncResult result;
+  result.accounting = before;
+  if (!view.cron_job || !view.errors.empty() || p.tzdb == nullptr) {
+    summary.problem =
+        !view.errors.empty()
+            ? "the view cannot be rebuilt: " + view.errors.begin()->first + " at " +
+                  view.errors.begin()->second
+            : "the view has no CronJob " + key + " at input " + std::to_string(summary.view_seq);
+  } else {
+    reconciler::SyncInput in;
+    in.cron_job = options_.what_if.changes_spec() ? ApplyWhatIf(options_.what_if, *view.cron_job)
+                                                  : *view.cron_job;
+    for (const auto& [name, entry] : view.jobs) in.jobs.push_back(*entry.job);
+    in.now = summary.tick.now;
+    in.options.history_cleanup = p.history_cleanup;
+    in.tzdb = p.tzdb;
+    in.accounting = before;
+    result = options_.what_if.empty() ? DecideRecorded(std::move(in), p, &summary)
+                                      : DecideWhatIf(std::move(in), p, view);
+  }
+  for (model::Decision& d : result.decisions) {
+    d.cause = model::DecisionCause{summary.tick_seq, summary.view_seq, summary.tick.trigger};
+  }
+  if (options_.what_if.empty() && summary.problem.empty() &&
+      model::DumpJson(model::EncodeAccountingState(result.accounting)) != recorded_accounting) {
+    summary.problem = "the accounting state after the pass differs: recorded " +
+                      recorded_accounting + ", derived " +
+                      model::DumpJson(model::EncodeAccountingState(result.accounting));
+  }
+  if (observer_ != nullptr) {
+    observer_->OnPass(PassContext{summary, view, before, result, recorded_accounting});
+  }
+  chain = ChainEntry{view.cron_job ? view.cron_job->metadata.uid : chain.uid, result.accounting,
+                     true, summary.tick.now, summary.view_seq};
+  if (!summary.problem.empty()) ++result_.divergences;
+  const auto index = static_cast<uint32_t>(result_.passes.size());
+  summary.synthesized ? ++result_.passes_synthesized : ++result_.passes_replayed;
+  result_.passes.push_back(std::move(summary));
+  for (model::Decision& d : result.decisions) {
+    result_.derived.push_back(std::move(d));
+    result_.derived_pass.push_back(index);
+  }
+}
+
+void Engine::ReplayPass(uint64_t tick_seq, const OpenPass& p, const model::PassEnd& e) {
+  const std::string key = FamilyKey(e.namespace_, e.name);
+  if (options_.what_if.no_downtime) Synthesize(key, p.tick.now, p);
+  PassSummary s;
+  s.tick_seq = tick_seq;
+  s.tick = p.tick;
+  s.view_seq = e.view_seq;
+  s.outcome_seqs = p.outcome_seqs;
+  auto view = history_.At(key, e.view_seq);
+  static const FamilyView kEmpty;
+  RunPass(std::move(s), view ? *view : kEmpty, p, e.accounting);
+}
+
+// controller.noDowntime: a pass at every fire time (plus the controller's 100 ms timer delta,
+// spec §7.3) between the previous pass of the CronJob and `until` that no recorded pass covered.
+// The synthesized passes read the view of the previous pass: nothing was recorded meanwhile.
+void Engine::Synthesize(const std::string& key, Time until, const OpenPass& p) {
+  auto c = chain_.find(key);
+  if (c == chain_.end() || p.tzdb == nullptr) return;
+  const uint64_t view_seq = c->second.last_view_seq;
+  auto view = history_.At(key, view_seq);
+  if (!view || !view->cron_job) return;
+  const model::CronJob cj = ApplyWhatIf(options_.what_if, *view->cron_job);
+  const auto formatted = reconciler::FormatSchedule(cj.spec.schedule, cj.spec.time_zone);
+  auto schedule = reconciler::ParseStandard(formatted.text, *p.tzdb);
+  if (formatted.contains_tz || !schedule.ok()) return;
+  size_t made = 0;
+  for (auto t = (*schedule)->Next(c->second.last_now);
+       t && t->Add(kSynthesisGrace) < until && made < kMaxSynthesizedPerGap;
+       t = (*schedule)->Next(*t), ++made) {
+    PassSummary s;
+    s.synthesized = true;
+    s.tick = model::Tick{t->Add(reconciler::kNextScheduleDelta), p.tick.namespace_, p.tick.name,
+                         "what-if:noDowntime"};
+    s.view_seq = view_seq;
+    OpenPass synth;
+    synth.tick = s.tick;
+    synth.in_scope = true;
+    synth.history_cleanup = p.history_cleanup;
+    synth.tzdb = p.tzdb;
+    RunPass(std::move(s), *view, synth, "");
+  }
+}
+
+}  // namespace cronledger::replay::internal

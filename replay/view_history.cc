@@ -1,0 +1,122 @@
+#include "replay/view_history.h"
+
+#include <algorithm>
+
+#include "model/json.h"
+
+namespace cronledger::replay {
+namespace {
+
+template <typename T>
+Result<T> DecodeRaw(const store::LogRecord& rec, Result<T> (*decode)(const model::Json&)) {
+  if (rec.raw_pruned) {
+    return Status::FailedPrecondition("raw bytes of input " + std::to_string(rec.seq) +
+                                      " were removed by retention");
+  }
+  const auto& ev = std::get<model::WatchEvent>(rec.input);
+  CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(ev.raw));
+  return decode(j);
+}
+
+}  // namespace
+
+bool ViewHistory::Relevant(const model::WatchEvent& ev, const std::string& object_key) {
+  if (!in_scope_) return true;
+  if (ev.kind == model::ObjectKind::kCronJob) return in_scope_(ev.namespace_, ev.name);
+  if (!ev.owner_name.empty() && in_scope_(ev.namespace_, ev.owner_name)) return true;
+  // A Job that was in scope and changes owner must still leave its old family.
+  auto held = view_.Get(object_key);
+  return held.ok() && held->has_value();
+}
+
+Result<std::optional<store::ObjectEntry>> ViewHistory::EntryOf(const std::string& object_key) {
+  CL_ASSIGN_OR_RETURN(std::optional<std::string> bytes, view_.Get(object_key));
+  if (!bytes) return std::optional<store::ObjectEntry>();
+  CL_ASSIGN_OR_RETURN(store::ObjectEntry e, store::DecodeObjectEntry(*bytes));
+  return std::optional<store::ObjectEntry>(std::move(e));
+}
+
+FamilyView& ViewHistory::NewVersion(const std::string& key, uint64_t seq) {
+  auto& list = versions_[key];
+  auto next =
+      list.empty() ? std::make_shared<FamilyView>() : std::make_shared<FamilyView>(*list.back());
+  next->seq = seq;
+  if (!list.empty() && list.back()->seq == seq) {
+    list.back() = next;
+  } else {
+    list.push_back(next);
+  }
+  return *next;
+}
+
+Status ViewHistory::Fold(const store::LogRecord& rec) {
+  const auto* ev = std::get_if<model::WatchEvent>(&rec.input);
+  if (ev == nullptr || ev->type == model::WatchEventType::kBookmark) return Status::Ok();
+  const std::string object_key = store::view_key::Object(ev->kind, ev->namespace_, ev->name);
+  if (!Relevant(*ev, object_key)) return Status::Ok();
+  CL_ASSIGN_OR_RETURN(auto before, EntryOf(object_key));
+  CL_RETURN_IF_ERROR(store::FoldWatchEvent(*ev, rec.seq, &view_));
+  CL_ASSIGN_OR_RETURN(auto after, EntryOf(object_key));
+  if (before == after) return Status::Ok();  // e.g. a DELETED for another uid
+  const bool written = after && after->source_seq == rec.seq;
+  if (ev->kind == model::ObjectKind::kCronJob) {
+    FamilyView& f = NewVersion(FamilyKey(ev->namespace_, ev->name), rec.seq);
+    f.cron_job.reset();
+    f.cron_job_seq = 0;
+    if (written) {
+      auto cj = DecodeRaw<model::CronJob>(rec, &model::DecodeCronJob);
+      f.cron_job_seq = rec.seq;
+      if (!cj.ok()) {
+        f.errors["CronJob"] = "input " + std::to_string(rec.seq) + ": " + cj.status().ToString();
+        return Status::Ok();
+      }
+      f.cron_job = std::make_shared<const model::CronJob>(std::move(*cj));
+    }
+    f.errors.erase("CronJob");
+    return Status::Ok();
+  }
+  if (before && !before->owner_name.empty() &&
+      (!after || after->owner_name != before->owner_name)) {
+    FamilyView& old = NewVersion(FamilyKey(ev->namespace_, before->owner_name), rec.seq);
+    old.jobs.erase(ev->name);
+    old.errors.erase(ev->name);
+  }
+  if (written && !after->owner_name.empty() &&
+      (!in_scope_ || in_scope_(ev->namespace_, after->owner_name))) {
+    FamilyView& f = NewVersion(FamilyKey(ev->namespace_, after->owner_name), rec.seq);
+    auto job = DecodeRaw<model::Job>(rec, &model::DecodeJob);
+    if (!job.ok()) {
+      f.errors[ev->name] = "input " + std::to_string(rec.seq) + ": " + job.status().ToString();
+      f.jobs.erase(ev->name);
+      return Status::Ok();
+    }
+    f.errors.erase(ev->name);
+    f.jobs[ev->name] = {rec.seq, std::make_shared<const model::Job>(std::move(*job))};
+  }
+  return Status::Ok();
+}
+
+std::shared_ptr<const FamilyView> ViewHistory::At(const std::string& key, uint64_t seq) const {
+  auto it = versions_.find(key);
+  if (it == versions_.end()) return nullptr;
+  const auto& list = it->second;
+  auto pos = std::upper_bound(list.begin(), list.end(), seq,
+                              [](uint64_t s, const auto& v) { return s < v->seq; });
+  if (pos == list.begin()) return nullptr;
+  return *std::prev(pos);
+}
+
+std::shared_ptr<const FamilyView> ViewHistory::Latest(const std::string& key) const {
+  auto it = versions_.find(key);
+  if (it == versions_.end() || it->second.empty()) return nullptr;
+  return it->second.back();
+}
+
+void ViewHistory::Trim(const std::string& key, uint64_t seq) {
+  auto it = versions_.find(key);
+  if (it == versions_.end()) return;
+  auto& list = it->second;
+  while (list.size() > 1 && list[1]->seq <= seq) list.pop_front();
+}
+
+}  // namespace cronledger::replay

@@ -1,0 +1,71 @@
+#pragma once
+
+// The controller's view, versioned by input seq, per CronJob "family" (the CronJob and the Jobs
+// whose controller owner names it). Folding uses the store's own FoldWatchEvent (store/view.h),
+// so a family at seq S is exactly what Ledger::ReadCronJobView returned when the log ended at S.
+// Objects are decoded once, when their watch event is folded, and shared between versions.
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "model/objects.h"
+#include "model/result.h"
+#include "store/ledger.h"
+#include "store/view.h"
+
+namespace cronledger::replay {
+
+struct FamilyView {
+  uint64_t seq = 0;                                // this version holds from this input seq on
+  std::shared_ptr<const model::CronJob> cron_job;  // null when the view has no such CronJob
+  uint64_t cron_job_seq = 0;                       // the input that wrote it
+  struct JobEntry {
+    uint64_t seq = 0;  // the input that wrote it
+    std::shared_ptr<const model::Job> job;
+  };
+  std::map<std::string, JobEntry> jobs;  // by name
+  // Objects of the family that could not be decoded (raw bytes pruned by retention, bad JSON),
+  // "CronJob" or the Job's name -> why: a pass reading this version cannot be replayed.
+  std::map<std::string, std::string> errors;
+};
+
+// "ns/name".
+inline std::string FamilyKey(std::string_view ns, std::string_view name) {
+  std::string k(ns);
+  k += '/';
+  k += name;
+  return k;
+}
+
+class ViewHistory {
+ public:
+  // Families for which `in_scope(ns, name)` is false are not tracked (null = all are).
+  explicit ViewHistory(std::function<bool(std::string_view, std::string_view)> in_scope = nullptr)
+      : in_scope_(std::move(in_scope)) {}
+
+  // Folds a watch event record (other records are ignored). Fails only when the view fails.
+  Status Fold(const store::LogRecord& rec);
+  // The family as of input seq `seq` (the latest version at or before it); null when the family
+  // had no version by then.
+  std::shared_ptr<const FamilyView> At(const std::string& key, uint64_t seq) const;
+  std::shared_ptr<const FamilyView> Latest(const std::string& key) const;
+  // Forgets versions that no lookup at or after `seq` can need.
+  void Trim(const std::string& key, uint64_t seq);
+
+ private:
+  bool Relevant(const model::WatchEvent& ev, const std::string& object_key);
+  Result<std::optional<store::ObjectEntry>> EntryOf(const std::string& object_key);
+  FamilyView& NewVersion(const std::string& key, uint64_t seq);
+
+  std::function<bool(std::string_view, std::string_view)> in_scope_;
+  store::MemViewStore view_;
+  std::unordered_map<std::string, std::deque<std::shared_ptr<FamilyView>>> versions_;
+};
+
+}  // namespace cronledger::replay

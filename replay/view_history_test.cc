@@ -1,0 +1,134 @@
+// The versioned family view: what a pass at view_seq S reads, Job owner changes, trimming.
+
+#include "replay/view_history.h"
+
+#include <gtest/gtest.h>
+
+#include "model/json.h"
+
+namespace cronledger::replay {
+namespace {
+
+store::LogRecord CronJobEvent(uint64_t seq, model::WatchEventType type, const std::string& name,
+                              const std::string& schedule) {
+  model::WatchEvent ev;
+  ev.type = type;
+  ev.kind = model::ObjectKind::kCronJob;
+  ev.api_version = "batch/v1";
+  ev.namespace_ = "default";
+  ev.name = name;
+  ev.uid = "uid-" + name;
+  ev.resource_version = std::to_string(seq);
+  ev.raw =
+      model::DumpJson({{"apiVersion", "batch/v1"},
+                       {"kind", "CronJob"},
+                       {"metadata",
+                        {{"name", name},
+                         {"namespace", "default"},
+                         {"uid", ev.uid},
+                         {"resourceVersion", ev.resource_version}}},
+                       {"spec", {{"schedule", schedule}, {"jobTemplate", model::Json::object()}}}});
+  store::LogRecord r;
+  r.seq = seq;
+  r.input = ev;
+  return r;
+}
+
+store::LogRecord JobEvent(uint64_t seq, model::WatchEventType type, const std::string& name,
+                          const std::string& owner) {
+  model::WatchEvent ev;
+  ev.type = type;
+  ev.kind = model::ObjectKind::kJob;
+  ev.api_version = "batch/v1";
+  ev.namespace_ = "default";
+  ev.name = name;
+  ev.uid = "uid-" + name;
+  ev.resource_version = std::to_string(seq);
+  ev.owner_name = owner;
+  ev.owner_uid = "uid-" + owner;
+  model::Json owners = model::Json::array();
+  owners.push_back({{"apiVersion", "batch/v1"},
+                    {"kind", "CronJob"},
+                    {"name", owner},
+                    {"uid", ev.owner_uid},
+                    {"controller", true}});
+  ev.raw = model::DumpJson({{"apiVersion", "batch/v1"},
+                            {"kind", "Job"},
+                            {"metadata",
+                             {{"name", name},
+                              {"namespace", "default"},
+                              {"uid", ev.uid},
+                              {"resourceVersion", ev.resource_version},
+                              {"ownerReferences", owners}}},
+                            {"spec", model::Json::object()}});
+  store::LogRecord r;
+  r.seq = seq;
+  r.input = ev;
+  return r;
+}
+
+using model::WatchEventType;
+
+TEST(ViewHistory, APassReadsTheFamilyAsOfItsViewSeq) {
+  ViewHistory h;
+  ASSERT_TRUE(h.Fold(CronJobEvent(1, WatchEventType::kAdded, "a", "* * * * *")).ok());
+  ASSERT_TRUE(h.Fold(JobEvent(2, WatchEventType::kAdded, "a-1", "a")).ok());
+  ASSERT_TRUE(h.Fold(CronJobEvent(3, WatchEventType::kModified, "a", "*/5 * * * *")).ok());
+  ASSERT_TRUE(h.Fold(JobEvent(4, WatchEventType::kDeleted, "a-1", "a")).ok());
+
+  EXPECT_EQ(h.At("default/a", 0), nullptr);
+  auto v1 = h.At("default/a", 1);
+  ASSERT_NE(v1, nullptr);
+  EXPECT_EQ(v1->cron_job->spec.schedule, "* * * * *");
+  EXPECT_TRUE(v1->jobs.empty());
+  auto v2 = h.At("default/a", 2);
+  ASSERT_EQ(v2->jobs.size(), 1u);
+  EXPECT_EQ(v2->jobs.at("a-1").seq, 2u);
+  auto v3 = h.At("default/a", 3);
+  EXPECT_EQ(v3->cron_job->spec.schedule, "*/5 * * * *");
+  EXPECT_EQ(v3->cron_job_seq, 3u);
+  EXPECT_EQ(v3->jobs.size(), 1u);
+  EXPECT_TRUE(h.At("default/a", 100)->jobs.empty());
+}
+
+TEST(ViewHistory, AJobThatChangesOwnerMovesBetweenFamilies) {
+  ViewHistory h;
+  ASSERT_TRUE(h.Fold(JobEvent(1, WatchEventType::kAdded, "j", "a")).ok());
+  ASSERT_TRUE(h.Fold(JobEvent(2, WatchEventType::kModified, "j", "b")).ok());
+  EXPECT_EQ(h.At("default/a", 1)->jobs.size(), 1u);
+  EXPECT_TRUE(h.At("default/a", 2)->jobs.empty());
+  EXPECT_EQ(h.At("default/b", 2)->jobs.size(), 1u);
+}
+
+TEST(ViewHistory, ScopeFilterStillFollowsAJobLeavingTheFamily) {
+  ViewHistory h([](std::string_view, std::string_view name) { return name == "a"; });
+  ASSERT_TRUE(h.Fold(CronJobEvent(1, WatchEventType::kAdded, "b", "* * * * *")).ok());
+  ASSERT_TRUE(h.Fold(JobEvent(2, WatchEventType::kAdded, "j", "a")).ok());
+  ASSERT_TRUE(h.Fold(JobEvent(3, WatchEventType::kModified, "j", "b")).ok());
+  EXPECT_EQ(h.Latest("default/b"), nullptr);  // not tracked
+  EXPECT_TRUE(h.Latest("default/a")->jobs.empty());
+}
+
+TEST(ViewHistory, UndecodableObjectsMakeTheVersionUnreplayable) {
+  ViewHistory h;
+  store::LogRecord r = CronJobEvent(1, WatchEventType::kAdded, "a", "* * * * *");
+  r.raw_pruned = true;
+  ASSERT_TRUE(h.Fold(r).ok());
+  EXPECT_EQ(h.Latest("default/a")->errors.count("CronJob"), 1u);
+  ASSERT_TRUE(h.Fold(CronJobEvent(2, WatchEventType::kModified, "a", "* * * * *")).ok());
+  EXPECT_TRUE(h.Latest("default/a")->errors.empty());
+}
+
+TEST(ViewHistory, TrimKeepsTheVersionInEffect) {
+  ViewHistory h;
+  for (uint64_t s = 1; s <= 5; ++s) {
+    ASSERT_TRUE(h.Fold(CronJobEvent(s, WatchEventType::kModified, "a", "* * * * *")).ok());
+  }
+  h.Trim("default/a", 3);
+  EXPECT_EQ(h.At("default/a", 2), nullptr);
+  EXPECT_EQ(h.At("default/a", 3)->seq, 3u);
+  EXPECT_EQ(h.At("default/a", 9)->seq, 5u);
+}
+
+}  // namespace
+}  // namespace cronledger::replay
