@@ -1,0 +1,55 @@
+// `cronledger export [--since T] [--until T] [--cronjob NS/NAME] > incident.bundle`: the records
+// needed to replay a window without the store (replay/bundle.h, docs/replay.md "Bundles").
+#include <cstdio>
+
+#include "app/command.h"
+#include "app/support_replay.h"
+#include "replay/bundle.h"
+
+namespace cronledger::app {
+namespace {
+
+using namespace replay_cli;  // NOLINT: the replay commands' shared plumbing
+
+constexpr const char* kUsage =
+    "usage: cronledger export [--since T] [--until T] [--cronjob NS/NAME] [--data-dir DIR] "
+    "> FILE\n";
+
+int Run(const std::vector<std::string>& args, const CommandIo& io) {
+  Flags flags;
+  flags.Value("data-dir").Value("since").Value("until").Value("cronjob").Value("zoneinfo");
+  Status parsed = flags.Parse(args);
+  auto scope = parsed.ok() ? ScopeFromFlags(flags) : Result<replay::ReplayScope>(parsed);
+  if (!scope.ok() || !flags.positionals().empty()) {
+    std::fprintf(io.err, "cronledger export: %s\n%s",
+                 scope.ok() ? "unexpected argument" : scope.status().message().c_str(), kUsage);
+    return kExitUsage;
+  }
+  auto history = OpenHistory(flags);
+  auto meta = history.ok() ? history->ledger->Meta() : Result<store::LedgerMeta>(history.status());
+  if (!meta.ok()) {
+    std::fprintf(io.err, "cronledger export: %s\n", meta.status().ToString().c_str());
+    return kExitFailure;
+  }
+  replay::BundleHeader header;
+  header.schema_version = meta->schema_version;
+  header.tzdata = replay::TzdataVersion(ZoneinfoDir(flags));
+  auto bundle = replay::ExportBundle(*history->source, *scope, header);
+  if (!bundle.ok()) {
+    std::fprintf(io.err, "cronledger export: %s\n", bundle.status().ToString().c_str());
+    return kExitFailure;
+  }
+  if (std::fwrite(bundle->data(), 1, bundle->size(), io.out) != bundle->size() ||
+      std::fflush(io.out) != 0) {
+    std::fprintf(io.err, "cronledger export: write failed\n");
+    return kExitFailure;
+  }
+  std::fprintf(io.err, "export: %zu bytes\n", bundle->size());
+  return kExitOk;
+}
+
+}  // namespace
+
+CL_REGISTER_COMMAND("export", "write a self-contained bundle of a window of the ledger", Run);
+
+}  // namespace cronledger::app

@@ -1,0 +1,167 @@
+// `cronledger replay [--verify] [--since T] [--until T] [--cronjob NS/NAME] [--set K=V]...
+// [--bundle F]`: folds the recorded inputs through the reconciler again (DESIGN.md rule 4;
+// docs/replay.md). Prints the derived decision stream; --verify compares it with the recorded
+// one (digests of both, the first divergence, exit 1 on any); --set prints what-if differences.
+#include <cstdio>
+
+#include "app/command.h"
+#include "app/support_replay.h"
+#include "replay/diff.h"
+
+namespace cronledger::app {
+namespace {
+
+using namespace replay_cli;  // NOLINT: the replay commands' shared plumbing
+
+constexpr const char* kUsage =
+    "usage: cronledger replay [--verify] [--since T] [--until T] [--cronjob NS/NAME]\n"
+    "                         [--set K=V]... [--bundle F] [--data-dir DIR] [-o "
+    "table|json|yaml|csv]\n"
+    "  --set spec.schedule=S | spec.timeZone=Z | spec.startingDeadlineSeconds=N |\n"
+    "        spec.concurrencyPolicy=Allow|Forbid|Replace | spec.suspend=true|false |\n"
+    "        controller.noDowntime=true\n";
+
+model::Json PassJson(const replay::PassSummary& p) {
+  return {{"tickSeq", p.tick_seq},
+          {"now", FormatRfc3339Nano(p.tick.now)},
+          {"cronJob", p.tick.namespace_ + "/" + p.tick.name},
+          {"trigger", p.tick.trigger},
+          {"viewSeq", p.view_seq},
+          {"cronJobSeq", p.cron_job_seq},
+          {"jobSeqs", p.job_seqs},
+          {"outcomeSeqs", p.outcome_seqs},
+          {"problem", p.problem}};
+}
+
+model::Json DivergenceJson(const replay::Divergence& d) {
+  auto rec = [](const std::optional<model::Decision>& x) {
+    return x ? model::EncodeDecision(*x) : model::Json(nullptr);
+  };
+  return {{"index", d.index},
+          {"what", d.what},
+          {"recorded", rec(d.recorded)},
+          {"derived", rec(d.derived)},
+          {"pass", d.pass ? PassJson(*d.pass) : model::Json(nullptr)}};
+}
+
+void PrintDivergenceText(std::FILE* out, const replay::ReplayResult& r) {
+  const replay::Divergence& d = *r.first_divergence;
+  std::fprintf(out, "DIVERGENCE at stream position %llu (%llu in all): %s\n",
+               static_cast<unsigned long long>(d.index),
+               static_cast<unsigned long long>(r.divergences), d.what.c_str());
+  std::fprintf(out, "  recorded: %s\n",
+               d.recorded ? model::CanonicalDecisionBytes(*d.recorded).c_str() : "(none)");
+  std::fprintf(out, "  derived:  %s\n",
+               d.derived ? model::CanonicalDecisionBytes(*d.derived).c_str() : "(none)");
+  if (!d.pass) return;
+  const replay::PassSummary& p = *d.pass;
+  std::string jobs;
+  for (const auto& [name, seq] : p.job_seqs) jobs += " " + name + "=#" + std::to_string(seq);
+  std::string outcomes;
+  for (uint64_t s : p.outcome_seqs) outcomes += " #" + std::to_string(s);
+  std::fprintf(
+      out,
+      "  inputs: tick #%llu (%s/%s, now %s, trigger %s); view as of input #%llu; "
+      "CronJob from input #%llu; Jobs:%s; outcomes:%s\n",
+      static_cast<unsigned long long>(p.tick_seq), p.tick.namespace_.c_str(), p.tick.name.c_str(),
+      FormatRfc3339Nano(p.tick.now).c_str(), p.tick.trigger.c_str(),
+      static_cast<unsigned long long>(p.view_seq), static_cast<unsigned long long>(p.cron_job_seq),
+      jobs.empty() ? " none" : jobs.c_str(), outcomes.empty() ? " none" : outcomes.c_str());
+}
+
+int PrintVerify(const replay::ReplayResult& r, OutputFormat format, const CommandIo& io) {
+  const bool match = r.divergences == 0;
+  std::vector<model::Json> rows = {{{"stream", "recorded"},
+                                    {"decisions", r.recorded_digest.decisions},
+                                    {"sha256", r.recorded_digest.sha256}},
+                                   {{"stream", "derived"},
+                                    {"decisions", r.derived_digest.decisions},
+                                    {"sha256", r.derived_digest.sha256}}};
+  if (format == OutputFormat::kJson) {
+    model::Json j = {{"items", rows},
+                     {"match", match},
+                     {"divergences", r.divergences},
+                     {"passes", r.passes_replayed},
+                     {"interruptedPasses", r.interrupted_passes},
+                     {"firstDivergence", r.first_divergence ? DivergenceJson(*r.first_divergence)
+                                                            : model::Json(nullptr)}};
+    std::fprintf(io.out, "%s\n", model::DumpJson(j).c_str());
+  } else {
+    PrintItems(io.out, format, {"stream", "decisions", "sha256"}, rows);
+    if (format == OutputFormat::kTable && !match) PrintDivergenceText(io.out, r);
+  }
+  std::fprintf(io.err,
+               "replay --verify: %s (%llu passes, %llu decisions, %llu interrupted passes)\n",
+               match ? "OK, the derived stream equals the recorded stream" : "MISMATCH",
+               static_cast<unsigned long long>(r.passes_replayed),
+               static_cast<unsigned long long>(r.derived_digest.decisions),
+               static_cast<unsigned long long>(r.interrupted_passes));
+  if (!match && format != OutputFormat::kTable) PrintDivergenceText(io.err, r);
+  return match ? kExitOk : kExitFailure;
+}
+
+int PrintWhatIf(const replay::ReplayResult& r, const replay::WhatIf& w, OutputFormat format,
+                const CommandIo& io) {
+  const auto diffs = replay::DiffTerminal(r.recorded, r.derived);
+  std::vector<model::Json> items;
+  for (const auto& d : diffs) items.push_back(replay::EncodeSlotDifference(d));
+  PrintItems(io.out, format, {"cronJob", "scheduledTime", "change", "recorded", "whatIf"}, items);
+  std::string settings;
+  for (const std::string& s : w.Describe()) settings += (settings.empty() ? "" : ", ") + s;
+  std::fprintf(io.err,
+               "what-if (%s): %llu recorded passes re-decided, %llu synthesized; %zu fire time(s) "
+               "differ\n",
+               settings.c_str(), static_cast<unsigned long long>(r.passes_replayed),
+               static_cast<unsigned long long>(r.passes_synthesized), diffs.size());
+  return kExitOk;
+}
+
+int Run(const std::vector<std::string>& args, const CommandIo& io) {
+  Flags flags;
+  flags.Value("data-dir").Value("output", "o").Value("since").Value("until").Value("cronjob");
+  flags.Value("set", "", true).Value("bundle").Value("zoneinfo").Switch("verify");
+  Status parsed = flags.Parse(args);
+  auto format = ParseOutputFormat(flags.GetOr("output", "table"));
+  auto scope = parsed.ok() ? ScopeFromFlags(flags) : Result<replay::ReplayScope>(parsed);
+  replay::ReplayOptions options;
+  Status bad = !parsed.ok() ? parsed : !format.ok() ? format.status() : scope.status();
+  for (const std::string& s : flags.GetAll("set")) {
+    if (bad.ok()) bad = replay::ApplySetting(s, &options.what_if);
+  }
+  if (bad.ok() && flags.Has("verify") && !options.what_if.empty()) {
+    bad = Status::InvalidArgument("--verify and --set exclude each other");
+  }
+  if (bad.ok() && !flags.positionals().empty())
+    bad = Status::InvalidArgument("unexpected argument");
+  if (!bad.ok()) {
+    std::fprintf(io.err, "cronledger replay: %s\n%s", bad.message().c_str(), kUsage);
+    return kExitUsage;
+  }
+  auto history = OpenHistory(flags);
+  if (!history.ok()) {
+    std::fprintf(io.err, "cronledger replay: %s\n", history.status().ToString().c_str());
+    return kExitFailure;
+  }
+  options.scope = *scope;
+  options.zoneinfo_dir = ZoneinfoDir(flags);
+  options.progress = ProgressPrinter(io.err, "replay");
+  auto result = replay::Replay(*history->source, options);
+  if (!result.ok()) {
+    std::fprintf(io.err, "cronledger replay: %s\n", result.status().ToString().c_str());
+    return kExitFailure;
+  }
+  if (flags.Has("verify")) return PrintVerify(*result, *format, io);
+  if (!options.what_if.empty()) return PrintWhatIf(*result, options.what_if, *format, io);
+  PrintDecisions(io.out, *format, result->derived);
+  std::fprintf(io.err, "replay: %llu passes, %llu decisions, sha256 %s\n",
+               static_cast<unsigned long long>(result->passes_replayed),
+               static_cast<unsigned long long>(result->derived_digest.decisions),
+               result->derived_digest.sha256.c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+CL_REGISTER_COMMAND("replay", "replay the ledger through the reconciler (verify, what-if)", Run);
+
+}  // namespace cronledger::app

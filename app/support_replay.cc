@@ -1,0 +1,113 @@
+#include "app/support_replay.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "replay/bundle.h"
+
+namespace cronledger::app::replay_cli {
+
+Result<History> OpenHistory(const Flags& flags) {
+  History h;
+  if (auto bundle = flags.Get("bundle")) {
+    std::ifstream in(*bundle, std::ios::binary);
+    if (!in) return Status::NotFound("cannot read bundle " + *bundle);
+    std::stringstream text;
+    text << in.rdbuf();
+    CL_ASSIGN_OR_RETURN(replay::LoadedBundle loaded, replay::ReadBundle(text.str()));
+    h.source = std::move(loaded.source);
+    return h;
+  }
+  store::LedgerOptions lo;
+  lo.path = flags.GetOr("data-dir", "./data");
+  lo.create_if_missing = false;
+  CL_ASSIGN_OR_RETURN(h.ledger, store::Ledger::Open(lo));
+  h.source = std::make_unique<replay::LedgerSource>(*h.ledger);
+  return h;
+}
+
+Status CheckCronJobRef(const std::string& ref) {
+  const size_t slash = ref.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == ref.size() ||
+      ref.find('/', slash + 1) != std::string::npos) {
+    return Status::InvalidArgument("want NAMESPACE/NAME, got \"" + ref + "\"");
+  }
+  return Status::Ok();
+}
+
+Result<Time> TimeFlag(const Flags& flags, const std::string& name) {
+  auto v = flags.Get(name);
+  if (!v) return Status::InvalidArgument("--" + name + " is required");
+  auto t = ParseRfc3339(*v);
+  if (!t.ok()) return Status::InvalidArgument("--" + name + ": " + t.status().message());
+  return *t;
+}
+
+Result<replay::ReplayScope> ScopeFromFlags(const Flags& flags) {
+  replay::ReplayScope scope;
+  if (flags.Has("since")) {
+    CL_ASSIGN_OR_RETURN(scope.since, TimeFlag(flags, "since"));
+  }
+  if (flags.Has("until")) {
+    CL_ASSIGN_OR_RETURN(scope.until, TimeFlag(flags, "until"));
+  }
+  if (auto cj = flags.Get("cronjob")) {
+    CL_RETURN_IF_ERROR(CheckCronJobRef(*cj));
+    scope.cron_job = *cj;
+  }
+  return scope;
+}
+
+std::function<void(const replay::ReplayProgress&)> ProgressPrinter(std::FILE* err,
+                                                                   std::string what) {
+  const bool tty = isatty(fileno(err)) != 0;
+  return [err, tty, what](const replay::ReplayProgress& p) {
+    if (tty) {
+      const int pct =
+          p.total > 0 ? static_cast<int>(std::min<uint64_t>(100, p.records * 100 / p.total)) : 0;
+      const int filled = pct / 5;
+      std::fprintf(err, "\r%s [%s%s] %3d%% %llu records%s", what.c_str(),
+                   std::string(static_cast<size_t>(filled), '#').c_str(),
+                   std::string(static_cast<size_t>(20 - filled), '.').c_str(), pct,
+                   static_cast<unsigned long long>(p.records), p.done ? "\n" : "");
+    } else {
+      std::fprintf(
+          err, "%s\n",
+          model::DumpJson(
+              {{"progress",
+                {{"command", what}, {"records", p.records}, {"total", p.total}, {"done", p.done}}}})
+              .c_str());
+    }
+    std::fflush(err);
+  };
+}
+
+void PrintDecisions(std::FILE* out, OutputFormat format,
+                    const std::vector<model::Decision>& decisions) {
+  std::vector<model::Json> items;
+  items.reserve(decisions.size());
+  const bool rows = format == OutputFormat::kTable || format == OutputFormat::kCsv;
+  for (const model::Decision& d : decisions) {
+    if (!rows) {
+      items.push_back(model::EncodeDecision(d));
+      continue;
+    }
+    items.push_back({{"time", FormatRfc3339Nano(d.time)},
+                     {"cronJob", d.cron_job.namespace_ + "/" + d.cron_job.name},
+                     {"action", model::DecisionActionName(d.action)},
+                     {"scheduledTime", d.scheduled_time ? FormatRfc3339(*d.scheduled_time) : ""},
+                     {"reason", d.reason},
+                     {"job", d.job_name.value_or("")},
+                     {"tick", d.cause.tick_seq}});
+  }
+  PrintItems(out, format, {"time", "cronJob", "action", "scheduledTime", "reason", "job", "tick"},
+             items);
+}
+
+std::string ZoneinfoDir(const Flags& flags) {
+  return flags.GetOr("zoneinfo", "/usr/share/zoneinfo");
+}
+
+}  // namespace cronledger::app::replay_cli

@@ -1,0 +1,49 @@
+#pragma once
+
+// Shared plumbing of the replay commands (replay, why, state, export): flags, opening the
+// history (a store or a bundle), progress on stderr, and printing decisions.
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/flags.h"
+#include "app/output.h"
+#include "model/decision.h"
+#include "model/result.h"
+#include "replay/engine.h"
+#include "replay/source.h"
+#include "store/ledger.h"
+
+namespace cronledger::app::replay_cli {
+
+// A history to replay: the store under --data-dir, or a --bundle file.
+struct History {
+  std::unique_ptr<store::Ledger> ledger;  // set when reading a store
+  std::unique_ptr<replay::RecordSource> source;
+};
+
+// Opens --bundle F when given, else the store at --data-dir (default ./data; never created).
+Result<History> OpenHistory(const Flags& flags);
+
+// --since/--until (RFC 3339) and --cronjob NS/NAME into a scope. InvalidArgument naming the flag.
+Result<replay::ReplayScope> ScopeFromFlags(const Flags& flags);
+// "NS/NAME" with both parts non-empty.
+Status CheckCronJobRef(const std::string& ref);
+// An RFC 3339 flag value.
+Result<Time> TimeFlag(const Flags& flags, const std::string& name);
+
+// Progress on `err`: a bar when it is a terminal, JSON lines ({"progress": {...}}) otherwise.
+std::function<void(const replay::ReplayProgress&)> ProgressPrinter(std::FILE* err,
+                                                                   std::string what);
+
+// One row per decision (table/csv), the decision records (json/yaml).
+void PrintDecisions(std::FILE* out, OutputFormat format,
+                    const std::vector<model::Decision>& decisions);
+
+// `--zoneinfo DIR` (default /usr/share/zoneinfo).
+std::string ZoneinfoDir(const Flags& flags);
+
+}  // namespace cronledger::app::replay_cli
