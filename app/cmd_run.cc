@@ -1,0 +1,234 @@
+// `cronledger run`: the controller (or, with --shadow, the auditor) against a real API server.
+// A thin wrapper: flags → RunConfig, the real parts (kubeconfig client, RocksDB ledger, system
+// clocks, tz database), signals; app/support_run.h is the assembly. docs/run.md.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "app/command.h"
+#include "app/flags.h"
+#include "app/support_run.h"
+#include "emit/kafka_config.h"
+#include "emit/outbox_emitter.h"
+#include "kube/config.h"
+#include "kube/poco_client.h"
+
+namespace cronledger::app {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: cronledger run [--kubeconfig F] [--resource "
+    "cronjobs.v1.cronledger.io|cronjobs.v1.batch]\n"
+    "         [--shadow] [--shadow-grace DUR] [--data-dir DIR] [--workers N]\n"
+    "         [--sync always|batch|none] [--leader-elect] [--leader-elect-id NAME]\n"
+    "         [--leader-elect-namespace NS] [--leader-elect-lease-duration DUR]\n"
+    "         [--leader-elect-renew-deadline DUR] [--leader-elect-retry-period DUR]\n"
+    "         [--kafka-brokers B] [--kafka-topic-prefix P] [--kafka-config FILE]\n"
+    "Runs until SIGINT/SIGTERM (graceful: reflectors stop, workers drain, the ledger is flushed);\n"
+    "a second signal exits at once.\n";
+
+std::atomic<int> g_signals{0};
+void OnRunSignal(int) {
+  if (g_signals.fetch_add(1) >= 1) _exit(130);  // the second signal: exit now
+}
+
+class SystemClocks final : public WallClock, public MonotonicClock {
+ public:
+  Time Now() const override {
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+    return Time::FromUnix(ns / 1'000'000'000, static_cast<int32_t>(ns % 1'000'000'000));
+  }
+  int64_t NowNanos() const override {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+};
+
+struct Options {
+  RunConfig run;
+  store::LedgerOptions ledger;
+  std::string kubeconfig;
+  std::optional<emit::KafkaConfig> kafka;
+};
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "cronledger";
+  return buf;
+}
+
+Result<Duration> DurationFlag(const Flags& flags, const char* name, Duration fallback) {
+  if (!flags.Has(name)) return fallback;
+  auto d = ParseGoDuration(*flags.Get(name));
+  if (!d.ok())
+    return Status::InvalidArgument(std::string("--") + name + ": " + d.status().message());
+  return *d;
+}
+
+Result<Options> ParseOptions(const std::vector<std::string>& args) {
+  Flags flags;
+  flags.Value("kubeconfig").Value("resource").Switch("shadow").Value("shadow-grace");
+  flags.Value("data-dir").Value("workers").Value("sync").Switch("leader-elect");
+  flags.Value("leader-elect-id").Value("leader-elect-namespace");
+  flags.Value("leader-elect-lease-duration").Value("leader-elect-renew-deadline");
+  flags.Value("leader-elect-retry-period");
+  flags.Value("kafka-brokers").Value("kafka-topic-prefix").Value("kafka-config");
+  CL_RETURN_IF_ERROR(flags.Parse(args));
+  if (!flags.positionals().empty()) return Status::InvalidArgument("unexpected arguments");
+  Options o;
+  o.kubeconfig = flags.GetOr("kubeconfig", "");
+  CL_ASSIGN_OR_RETURN(o.run.resource,
+                      kube::LookupResource(flags.GetOr("resource", "cronjobs.v1.cronledger.io")));
+  o.run.shadow = flags.Has("shadow");
+  CL_ASSIGN_OR_RETURN(o.run.shadow_grace, DurationFlag(flags, "shadow-grace", o.run.shadow_grace));
+  o.ledger.path = flags.GetOr("data-dir", "./data");
+  CL_ASSIGN_OR_RETURN(o.ledger.sync, store::ParseSyncMode(flags.GetOr("sync", "batch")));
+  const std::string workers = flags.GetOr("workers", "2");
+  if (workers.empty() || workers.size() > 3 ||
+      workers.find_first_not_of("0123456789") != std::string::npos) {
+    return Status::InvalidArgument("--workers: a number from 1 to 999");
+  }
+  o.run.workers = std::stoi(workers);
+  if (flags.Has("leader-elect")) {
+    kube::LeaderElectionOptions le;
+    le.identity = HostName() + "_" + std::to_string(getpid());
+    le.name = flags.GetOr("leader-elect-id", le.name);
+    le.namespace_ = flags.GetOr("leader-elect-namespace", "");
+    CL_ASSIGN_OR_RETURN(le.lease_duration,
+                        DurationFlag(flags, "leader-elect-lease-duration", le.lease_duration));
+    CL_ASSIGN_OR_RETURN(le.renew_deadline,
+                        DurationFlag(flags, "leader-elect-renew-deadline", le.renew_deadline));
+    CL_ASSIGN_OR_RETURN(le.retry_period,
+                        DurationFlag(flags, "leader-elect-retry-period", le.retry_period));
+    o.run.leader_election = le;
+  }
+  o.run.events.reporting_instance = "cronjob-controller-" + HostName();
+  if (flags.Has("kafka-brokers")) {
+    emit::KafkaConfig k;
+    k.brokers = *flags.Get("kafka-brokers");
+    k.topic_prefix = flags.GetOr("kafka-topic-prefix", k.topic_prefix);
+    if (flags.Has("kafka-config")) {
+      CL_ASSIGN_OR_RETURN(k.properties, emit::LoadKafkaPropertiesFile(*flags.Get("kafka-config")));
+    }
+    o.kafka = k;
+  }
+  return o;
+}
+
+void LogLine(const std::string& line) {
+  std::fprintf(stderr, "cronledger run: %s\n", line.c_str());
+}
+
+// The decision outbox beside the controller (docs/kafka.md): a session per emitter, reopened
+// after a failure.
+void EmitOnce(store::Ledger& ledger, const emit::KafkaConfig& kafka,
+              std::unique_ptr<emit::OutboxEmitter>* emitter) {
+  if (!*emitter) {
+    emit::OutboxEmitterOptions options;
+    options.producer.brokers = kafka.brokers;
+    options.producer.properties = kafka.properties;
+    options.topic = emit::TopicsForPrefix(kafka.topic_prefix).decisions;
+    auto opened = emit::OutboxEmitter::Open(ledger, options);
+    if (!opened.ok()) {
+      LogLine("kafka outbox: " + opened.status().ToString());
+      return;
+    }
+    *emitter = std::move(opened).value();
+  }
+  auto step = (*emitter)->Step(std::chrono::milliseconds(100));
+  if (!step.ok()) {
+    LogLine("kafka outbox: " + step.status().ToString() + " (reopening)");
+    emitter->reset();
+  }
+}
+
+int Run(const std::vector<std::string>& args, const CommandIo& io) {
+  auto parsed = ParseOptions(args);
+  if (parsed.ok()) {
+    if (Status s = ValidateRunConfig(parsed->run); !s.ok()) parsed = s;
+  }
+  if (!parsed.ok()) {
+    std::fprintf(io.err, "cronledger run: %s\n%s", parsed.status().message().c_str(), kUsage);
+    return kExitUsage;
+  }
+  Options& o = *parsed;
+  std::signal(SIGPIPE, SIG_IGN);  // Poco writes with send(2) (docs/kube.md)
+  auto config = kube::LoadDefaultConfig(o.kubeconfig);
+  if (!config.ok()) {
+    std::fprintf(io.err, "cronledger run: kubeconfig: %s\n", config.status().ToString().c_str());
+    return kExitUsage;
+  }
+  if (o.run.leader_election && o.run.leader_election->namespace_.empty()) {
+    o.run.leader_election->namespace_ = config->namespace_;
+  }
+  static const SystemClocks clocks;
+  kube::RealSleeper sleeper;
+  kube::PocoKubeClientOptions client_options;
+  client_options.config = *config;
+  client_options.clock = &clocks;
+  client_options.sleeper = &sleeper;
+  client_options.user_agent = "cronledger/0.1.0 (cronjob-controller)";
+  auto client = kube::PocoKubeClient::Open(client_options);
+  auto ledger = store::Ledger::Open(o.ledger);
+  auto tzdb = model::OpenSystemTimeZoneDb({});
+  for (const Status& s : {client.status(), ledger.status(), tzdb.status()}) {
+    if (!s.ok()) {
+      std::fprintf(io.err, "cronledger run: %s\n", s.ToString().c_str());
+      return kExitFailure;
+    }
+  }
+  RunParts parts{ledger->get(), client->get(), &sleeper, &clocks, &clocks, tzdb->get(), LogLine};
+  auto assembly = RunAssembly::Open(o.run, parts);
+  if (!assembly.ok()) {
+    std::fprintf(io.err, "cronledger run: %s\n", assembly.status().ToString().c_str());
+    return kExitFailure;
+  }
+  LogLine(std::string(o.run.shadow ? "shadow mode" : "controller mode") + ", resource " +
+          o.run.resource.FullyQualified() + ", server " + config->server + ", data " +
+          o.ledger.path);
+  g_signals.store(0);
+  std::signal(SIGINT, OnRunSignal);
+  std::signal(SIGTERM, OnRunSignal);
+  RunAssembly& a = **assembly;
+  int exit_code = kExitOk;
+  if (Status s = a.StartIngest(); !s.ok()) {
+    LogLine("ingest: " + s.ToString());
+    exit_code = kExitFailure;
+  } else {
+    a.StartActing();
+  }
+  std::unique_ptr<emit::OutboxEmitter> emitter;
+  while (exit_code == kExitOk && g_signals.load() == 0) {
+    if (Status s = a.IngestError(); !s.ok()) exit_code = kExitFailure;
+    if (a.auditor()) {
+      if (auto n = a.auditor()->Check(); !n.ok()) LogLine("shadow: " + n.status().ToString());
+    }
+    if (o.kafka) {
+      EmitOnce(**ledger, *o.kafka, &emitter);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  }
+  LogLine("stopping");
+  a.Stop();
+  emitter.reset();
+  assembly->reset();
+  ledger->reset();  // closes RocksDB: the write-ahead log is synced (SyncMode batch included)
+  LogLine("stopped");
+  return exit_code;
+}
+
+}  // namespace
+
+CL_REGISTER_COMMAND("run", "run the controller (or --shadow auditor) against a Kubernetes cluster",
+                    Run);
+
+}  // namespace cronledger::app

@@ -1,0 +1,169 @@
+// Faults survived end to end: dropped watches, 410 Expired with a relist, 409 on the status
+// subresource, 429 and 5xx, and a restart that resumes from the stored resourceVersion.
+#include "emit/kube_actuator.h"
+#include "ingest/kube_source.h"
+#include "tests/run/run_fixture.h"
+
+namespace cronledger::app::testing {
+namespace {
+
+const kube::ResourceType& Crd() { return kube::CronledgerCronJobs(); }
+
+// Watch events of the input log for (kind, name): "ADDED", "DELETED", ...
+std::vector<std::string> LoggedTypes(store::Ledger& ledger, model::ObjectKind kind,
+                                     const std::string& name) {
+  std::vector<std::string> out;
+  EXPECT_TRUE(ledger
+                  .ScanInputs(1, false,
+                              [&](const store::LogRecord& r) {
+                                const auto* ev = std::get_if<model::WatchEvent>(&r.input);
+                                if (ev && ev->kind == kind && ev->name == name) {
+                                  out.emplace_back(model::WatchEventTypeName(ev->type));
+                                }
+                                return true;
+                              })
+                  .ok());
+  return out;
+}
+
+TEST_F(RunFixture, DroppedWatchAndExpiryLoseNothingAndDuplicateNothing) {
+  ASSERT_TRUE(server_->Create(Crd(), CronJobObject(Crd(), "ns", "a", "*/5 * * * *")).ok());
+  StartAssembly(Config(Crd()));
+  Settle(Crd());
+  ASSERT_TRUE(server_->WaitForWatches(2, std::chrono::seconds(10)));
+
+  // Cut mid-stream: the reflectors resume from their last version, nothing is listed again.
+  server_->DropWatches();
+  ASSERT_TRUE(server_->Create(Crd(), CronJobObject(Crd(), "ns", "b", "*/5 * * * *")).ok());
+  Settle(Crd());
+  EXPECT_EQ(LoggedTypes(*ledger_, model::ObjectKind::kCronJob, "b"),
+            std::vector<std::string>{"ADDED"});
+
+  // Compacted history: the watches get 410 Expired and relist; b's deletion and c's creation
+  // reach the ledger whether they arrive as watch events or as the relist's difference.
+  ASSERT_TRUE(server_->WaitForWatches(2, std::chrono::seconds(10)));
+  const uint64_t relists_before = assembly_->IngestStats()[0].relists;
+  server_->SetWatchesStalled(true);
+  ASSERT_TRUE(server_->Delete(Crd(), "ns", "b").ok());
+  ASSERT_TRUE(server_->Create(Crd(), CronJobObject(Crd(), "ns", "c", "*/5 * * * *")).ok());
+  server_->Compact();
+  server_->SetWatchesStalled(false);
+  server_->ExpireWatches();
+  Settle(Crd());
+  EXPECT_TRUE(Eventually([&] { return assembly_->IngestStats()[0].relists > relists_before; }));
+  EXPECT_EQ(LoggedTypes(*ledger_, model::ObjectKind::kCronJob, "b"),
+            (std::vector<std::string>{"ADDED", "DELETED"}));
+  EXPECT_EQ(LoggedTypes(*ledger_, model::ObjectKind::kCronJob, "c"),
+            std::vector<std::string>{"ADDED"});
+
+  // One Job per CronJob and slot, after all of it.
+  clock_.AdvanceTo(Time::FromUnix(kStart + 5 * 60 + 1));
+  Settle(Crd());
+  server_->DropWatches();
+  Settle(Crd());
+  EXPECT_TRUE(server_->Get(kube::BatchJobs(), "ns", JobName("a", kStart + 300)));
+  EXPECT_TRUE(server_->Get(kube::BatchJobs(), "ns", JobName("c", kStart + 300)));
+  EXPECT_EQ(ViewJobCount(), 2u);
+  int creates = 0;
+  for (const auto& r : server_->requests()) {
+    if (r.method == "POST" && r.path == kube::CollectionPath(kube::BatchJobs(), "ns")) ++creates;
+  }
+  EXPECT_EQ(creates, 2);
+}
+
+TEST_F(RunFixture, RestartResumesFromTheStoredResourceVersion) {
+  ASSERT_TRUE(server_->Create(Crd(), CronJobObject(Crd(), "ns", "a", "*/5 * * * *")).ok());
+  StartAssembly(Config(Crd()));
+  Settle(Crd());
+  assembly_.reset();
+  auto stored =
+      ingest::StoredResourceVersion(*ledger_, "cronledger.io/v1", model::ObjectKind::kCronJob);
+  ASSERT_TRUE(stored.ok());
+  ASSERT_FALSE(stored->empty());
+  ledger_.reset();
+  OpenLedger();
+
+  // Changes while stopped: a new CronJob, and one deleted.
+  ASSERT_TRUE(server_->Create(Crd(), CronJobObject(Crd(), "ns", "b", "*/5 * * * *")).ok());
+  ASSERT_TRUE(server_->Delete(Crd(), "ns", "a").ok());
+  server_->ClearRequests();
+  StartAssembly(Config(Crd()));
+  Settle(Crd());
+  EXPECT_EQ(LoggedTypes(*ledger_, model::ObjectKind::kCronJob, "a"),
+            (std::vector<std::string>{"ADDED", "DELETED"}));
+  EXPECT_EQ(LoggedTypes(*ledger_, model::ObjectKind::kCronJob, "b"),
+            std::vector<std::string>{"ADDED"});
+  // The first request for the resource was a watch from the stored version, not a list.
+  const std::string path = kube::CollectionPath(Crd(), "");
+  for (const auto& r : server_->requests()) {
+    if (r.path != path || r.method != "GET") continue;
+    EXPECT_NE(r.query.find("watch=1"), std::string::npos) << r.query;
+    EXPECT_NE(r.query.find("resourceVersion=" + *stored), std::string::npos) << r.query;
+    break;
+  }
+}
+
+TEST_F(RunFixture, StatusConflictIsRetriedWithAFreshReadAndTheSameStatus) {
+  auto cj = server_->Create(Crd(), CronJobObject(Crd(), "ns", "a", "*/5 * * * *"));
+  ASSERT_TRUE(cj.ok());
+  Json stale = *cj;
+  // Someone else writes first: our resourceVersion is stale now.
+  Json other = *cj;
+  other["spec"]["suspend"] = true;
+  ASSERT_TRUE(server_->Update(Crd(), other).ok());
+  stale["status"] = {{"lastScheduleTime", "2024-01-01T00:05:00Z"}};
+
+  emit::ControllerMetrics metrics;
+  emit::EventRecorder events(*client_, clock_, {});
+  emit::KubeActuator actuator(*client_, events, metrics, {});
+  server_->ClearRequests();
+  model::ApiOutcome out =
+      actuator.Perform({model::ApiVerb::kUpdateStatus, model::ApiKind::kCronJob, "ns", "a", stale});
+  ASSERT_TRUE(out.ok()) << out.reason << ": " << out.message;
+  EXPECT_EQ(out.object["status"]["lastScheduleTime"], "2024-01-01T00:05:00Z");
+  EXPECT_EQ(out.object["spec"]["suspend"], true);  // the other writer's spec is kept
+  std::vector<int> puts;
+  for (const auto& r : server_->requests()) {
+    if (r.method == "PUT") puts.push_back(r.status);
+  }
+  EXPECT_EQ(puts, (std::vector<int>{409, 200}));
+
+  // A different incarnation is not overwritten.
+  ASSERT_TRUE(server_->Delete(Crd(), "ns", "a").ok());
+  ASSERT_TRUE(server_->Create(Crd(), CronJobObject(Crd(), "ns", "a", "*/5 * * * *")).ok());
+  out =
+      actuator.Perform({model::ApiVerb::kUpdateStatus, model::ApiKind::kCronJob, "ns", "a", stale});
+  EXPECT_EQ(out.reason, "Conflict");
+}
+
+TEST_F(RunFixture, TooManyRequestsAndServerErrorsAreBackedOff) {
+  ASSERT_TRUE(server_->Create(Crd(), CronJobObject(Crd(), "ns", "a", "*/5 * * * *")).ok());
+  StartAssembly(Config(Crd()));
+  Settle(Crd());
+  // 429 on the create: the client waits Retry-After and repeats the POST.
+  sleeper_.Clear();
+  server_->FailNext(1, 429, 3, "POST");
+  clock_.AdvanceTo(Time::FromUnix(kStart + 5 * 60 + 1));
+  Settle(Crd());
+  EXPECT_TRUE(server_->Get(kube::BatchJobs(), "ns", JobName("a", kStart + 300)));
+  const auto waits = sleeper_.waits();
+  EXPECT_NE(std::find(waits.begin(), waits.end(), Duration(std::chrono::seconds(3))), waits.end());
+
+  // 500 on the next create: a POST is not repeated by the client; the pass fails (FailedCreate)
+  // and the controller retries with back-off, creating the Job once.
+  server_->FailNext(1, 500, std::nullopt, "POST");
+  clock_.AdvanceTo(Time::FromUnix(kStart + 10 * 60 + 1));
+  Settle(Crd());
+  EXPECT_TRUE(server_->Get(kube::BatchJobs(), "ns", JobName("a", kStart + 600)));
+  EXPECT_EQ(ViewJobCount(), 2u);
+  auto events = client_->List(kube::Events(), "ns", {});
+  ASSERT_TRUE(events.ok());
+  std::vector<std::string> reasons;
+  for (const Json& e : events->items) reasons.push_back(e["reason"]);
+  EXPECT_NE(std::find(reasons.begin(), reasons.end(), "FailedCreate"), reasons.end());
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "SuccessfulCreate"), 2);
+  EXPECT_GE(assembly_->controller().Stats().errors, 1u);
+}
+
+}  // namespace
+}  // namespace cronledger::app::testing

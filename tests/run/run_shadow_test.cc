@@ -1,0 +1,138 @@
+// --shadow: the cluster (played by the test, as the built-in controller) creates the Job of one
+// slot and misses the next: one MissedRun divergence, none for the match, and nothing written.
+#include "tests/run/run_fixture.h"
+
+namespace cronledger::app::testing {
+namespace {
+
+const kube::ResourceType& Batch() { return kube::BatchCronJobs(); }
+
+// The Job the built-in controller would create for `slot`.
+Json ClusterJob(const Json& cron_job, int64_t slot) {
+  const std::string name = cron_job["metadata"]["name"];
+  Json container = {{"name", "c"}, {"image", "busybox:1.36"}};
+  Json job = {{"apiVersion", "batch/v1"}, {"kind", "Job"}};
+  job["metadata"] = {
+      {"name", JobName(name, slot)},
+      {"namespace", cron_job["metadata"]["namespace"]},
+      {"labels", {{"app", name}}},
+      {"annotations",
+       {{"team", "ops"},
+        {"batch.kubernetes.io/cronjob-scheduled-timestamp", FormatRfc3339(Time::FromUnix(slot))}}},
+      {"ownerReferences", Json::array({{{"apiVersion", "batch/v1"},
+                                        {"kind", "CronJob"},
+                                        {"name", name},
+                                        {"uid", cron_job["metadata"]["uid"]},
+                                        {"controller", true},
+                                        {"blockOwnerDeletion", true}}})}};
+  job["spec"]["template"]["spec"] = {{"restartPolicy", "Never"},
+                                     {"containers", Json::array({container})}};
+  return job;
+}
+
+TEST_F(RunFixture, ShadowRecordsAMissedRunAndNothingForAMatch) {
+  auto cj = server_->Create(Batch(), CronJobObject(Batch(), "prod", "report", "*/5 * * * *"));
+  ASSERT_TRUE(cj.ok());
+  RunConfig config = Config(Batch());
+  config.shadow = true;
+  config.shadow_grace = std::chrono::seconds(60);
+  StartAssembly(config);
+  Settle(Batch());
+  ShadowAuditor& auditor = *assembly_->auditor();
+
+  // 00:05: the cluster creates the Job on time.
+  clock_.AdvanceTo(Time::FromUnix(kStart + 300));
+  ASSERT_TRUE(server_->Create(kube::BatchJobs(), ClusterJob(*cj, kStart + 300)).ok());
+  clock_.AdvanceTo(Time::FromUnix(kStart + 301));
+  Settle(Batch());
+  // 00:10: it does not.
+  clock_.AdvanceTo(Time::FromUnix(kStart + 601));
+  Settle(Batch());
+  auto n = auditor.Check();
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 0u) << "within the grace period";
+  clock_.AdvanceTo(Time::FromUnix(kStart + 601 + 61));
+  n = auditor.Check();
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 1u);
+  n = auditor.Check();
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 0u) << "recorded once";
+
+  auto divergences = ListDivergences(*ledger_);
+  ASSERT_TRUE(divergences.ok());
+  ASSERT_EQ(divergences->size(), 1u);
+  const Divergence& d = (*divergences)[0];
+  EXPECT_EQ(d.kind, kMissedRun);
+  EXPECT_EQ(d.namespace_, "prod");
+  EXPECT_EQ(d.cron_job, "report");
+  EXPECT_EQ(d.job, JobName("report", kStart + 600));
+  EXPECT_EQ(d.detail["scheduledTime"], "2024-01-01T00:10:00Z");
+
+  // The shadow adopted the cluster's Job of 00:05 (its decision log says createJob for it).
+  bool adopted = false;
+  ASSERT_TRUE(ledger_
+                  ->ScanDecisions(1,
+                                  [&](const model::Decision& dec) {
+                                    if (dec.action == model::DecisionAction::kCreateJob &&
+                                        dec.job_name == JobName("report", kStart + 300)) {
+                                      adopted = true;
+                                    }
+                                    return true;
+                                  })
+                  .ok());
+  EXPECT_TRUE(adopted);
+
+  // It acted on nothing: only reads reached the API server.
+  for (const auto& r : server_->requests()) {
+    EXPECT_EQ(r.method, "GET") << r.method << " " << r.path;
+  }
+
+  // The missed Job shows up late: a LateRun with its skew.
+  clock_.AdvanceTo(Time::FromUnix(kStart + 700));
+  ASSERT_TRUE(server_->Create(kube::BatchJobs(), ClusterJob(*cj, kStart + 600)).ok());
+  Settle(Batch());
+  n = auditor.Check();
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 1u);
+  divergences = ListDivergences(*ledger_);
+  ASSERT_TRUE(divergences.ok());
+  ASSERT_EQ(divergences->size(), 2u);
+  EXPECT_EQ((*divergences)[1].kind, kLateRun);
+  EXPECT_DOUBLE_EQ((*divergences)[1].detail["skewSeconds"].get<double>(), 100.0);
+}
+
+TEST_F(RunFixture, ShadowRecordsAJobNobodyAskedFor) {
+  auto cj = server_->Create(Batch(), CronJobObject(Batch(), "prod", "report", "*/5 * * * *"));
+  ASSERT_TRUE(cj.ok());
+  RunConfig config = Config(Batch());
+  config.shadow = true;
+  StartAssembly(config);
+  Settle(Batch());
+  // At 00:02 the cluster creates a Job for a slot the schedule does not have.
+  clock_.AdvanceTo(Time::FromUnix(kStart + 120));
+  ASSERT_TRUE(server_->Create(kube::BatchJobs(), ClusterJob(*cj, kStart + 120)).ok());
+  Settle(Batch());
+  clock_.AdvanceTo(Time::FromUnix(kStart + 240));
+  auto n = assembly_->auditor()->Check();
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 1u);
+  auto divergences = ListDivergences(*ledger_);
+  ASSERT_TRUE(divergences.ok());
+  ASSERT_EQ(divergences->size(), 1u);
+  EXPECT_EQ((*divergences)[0].kind, kUnexpectedJob);
+  EXPECT_EQ((*divergences)[0].job, JobName("report", kStart + 120));
+}
+
+TEST(RunConfigTest, ShadowNeedsTheBuiltInResource) {
+  RunConfig config;
+  config.shadow = true;
+  EXPECT_FALSE(ValidateRunConfig(config).ok());
+  config.resource = kube::BatchCronJobs();
+  EXPECT_TRUE(ValidateRunConfig(config).ok());
+  config.workers = 0;
+  EXPECT_FALSE(ValidateRunConfig(config).ok());
+}
+
+}  // namespace
+}  // namespace cronledger::app::testing
