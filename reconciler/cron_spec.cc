@@ -124,7 +124,10 @@ uint64_t SpecSchedule::DayMask(int64_t year, int month) const {
 }
 
 std::optional<int64_t> SpecSchedule::NextMatchingWall(int64_t wall, int64_t max_year) const {
-  const Civil c = CivilFromUnix(wall);
+  return NextMatchingCivil(CivilFromUnix(wall), max_year);
+}
+
+std::optional<int64_t> SpecSchedule::NextMatchingCivil(const Civil& c, int64_t max_year) const {
   int64_t y = c.year;
   int mo = c.month;
   int d = c.day;
@@ -198,6 +201,13 @@ std::optional<std::optional<int64_t>> SpecSchedule::FastNext(int64_t start) cons
   const int64_t o = p.offset;
   const int64_t wall0 = start + o;
   const Civil c = CivilFromUnix(wall0);
+  const int64_t max_year = c.year + 5;
+  const std::optional<int64_t> wall = NextMatchingCivil(c, max_year);
+  // A zone with one offset for all time (UTC, the default Local) needs no period checks.
+  if (p.start == INT64_MIN && p.end == INT64_MAX) {
+    if (!wall) return std::optional<int64_t>();
+    return std::optional<int64_t>(*wall - o);
+  }
   // The earliest wall reading robfig can visit: where its first reset lands.
   int64_t reset = wall0;
   if (!Has(raw_.month, c.month)) {
@@ -209,8 +219,6 @@ std::optional<std::optional<int64_t>> SpecSchedule::FastNext(int64_t start) cons
   } else if (!Has(raw_.minute, c.minute)) {
     reset = FloorDiv(start, 60) * 60 + o;  // Time.Truncate(time.Minute) is absolute
   }
-  const int64_t max_year = c.year + 5;
-  const std::optional<int64_t> wall = NextMatchingWall(wall0, max_year);
   const int64_t last = wall ? *wall : WallSecondsFromCivil(max_year + 1, 1, 1, 0, 0, 0);
   if (p.start > std::min(reset, reset - o) || std::max(last, last - o) >= p.end) {
     return std::nullopt;

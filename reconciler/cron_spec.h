@@ -51,6 +51,7 @@ class SpecSchedule final : public Schedule {
   uint64_t DayMask(int64_t year, int month) const;
   // The smallest wall-clock second >= wall that matches, with year <= max_year.
   std::optional<int64_t> NextMatchingWall(int64_t wall, int64_t max_year) const;
+  std::optional<int64_t> NextMatchingCivil(const Civil& c, int64_t max_year) const;
   std::optional<std::optional<int64_t>> FastNext(int64_t start) const;
   std::optional<int64_t> EmulateRobfig(int64_t start, bool* runaway) const;
 

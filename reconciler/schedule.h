@@ -2,6 +2,7 @@
 
 // The cron schedule engine: a faithful port of robfig/cron v3.0.1 `ParseStandard` and
 // `Schedule.Next` (spec §9), plus the Kubernetes `spec.timeZone` handling of spec §6.5.
+// Implementation: reconciler/cron_parser.cc (parsing), reconciler/cron_spec.cc (Next).
 
 #include <memory>
 #include <string>
@@ -19,7 +20,8 @@ class Schedule {
   // robfig Schedule.Next: the first activation strictly after `t`, or std::nullopt when robfig
   // would return the zero time (nothing within five years). Where robfig returns an instant that
   // goes backwards, repeats or does not match the spec (rare DST transitions), this returns the
-  // correct next matching instant instead (README, "Deviations").
+  // correct next matching instant instead (docs/schedule.md, "Deviations from robfig").
+  // Allocation-free and thread-safe (schedules are immutable).
   virtual std::optional<Time> Next(Time t) const = 0;
   // The zone the schedule is evaluated in (from a TZ= prefix, or the database's Local zone).
   virtual const model::TimeZone& zone() const = 0;
