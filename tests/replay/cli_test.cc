@@ -123,7 +123,8 @@ TEST_F(ReplayCli, StateAndWhatIf) {
       Cli("replay --cronjob default/forbid --set spec.concurrencyPolicy=Replace -o json" + data_);
   ASSERT_EQ(w.exit_code, 0);
   bool found = false;
-  for (const auto& d : Json(w)["items"]) {
+  const model::Json diffs = Json(w);
+  for (const auto& d : diffs["items"]) {
     found |= d["scheduledTime"] == "2024-01-01T10:05:00Z" && d["change"] == "would run";
   }
   EXPECT_TRUE(found) << w.out;
