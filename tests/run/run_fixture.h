@@ -55,6 +55,8 @@ inline Json CronJobObject(const kube::ResourceType& type, const std::string& ns,
 
 class RunFixture : public ::testing::Test {
  protected:
+  static constexpr const char* kAssemblyAgent = "assembly/1";
+
   void SetUp() override {
     kube::testing::FakeApiServerOptions server_options;
     server_options.now = [this] { return clock_.Now().TruncateToSecond(); };
@@ -78,12 +80,14 @@ class RunFixture : public ::testing::Test {
 
   void TearDown() override {
     assembly_.reset();
+    run_client_.reset();
     ledger_.reset();
     std::filesystem::remove_all(dir_);
   }
 
-  std::unique_ptr<kube::PocoKubeClient> NewClient() {
+  std::unique_ptr<kube::PocoKubeClient> NewClient(const std::string& user_agent = "test/1") {
     kube::PocoKubeClientOptions options;
+    options.user_agent = user_agent;
     options.config.server = server_->url();
     options.clock = &kube_clock_;
     options.sleeper = &sleeper_;
@@ -112,7 +116,10 @@ class RunFixture : public ::testing::Test {
   }
 
   void StartAssembly(const RunConfig& config) {
-    RunParts parts{ledger_.get(), client_.get(), &sleeper_, &clock_, &clock_, tzdb_.get(), {}};
+    // Its own client, so the fixture's request log tells its requests from the test's.
+    run_client_ = NewClient(kAssemblyAgent);
+    ASSERT_NE(run_client_, nullptr);
+    RunParts parts{ledger_.get(), run_client_.get(), &sleeper_, &clock_, &clock_, tzdb_.get(), {}};
     auto assembly = RunAssembly::Open(config, parts);
     ASSERT_TRUE(assembly.ok()) << assembly.status().ToString();
     assembly_ = std::move(assembly).value();
@@ -189,6 +196,7 @@ class RunFixture : public ::testing::Test {
   kube::testing::RecordingSleeper sleeper_{kube_clock_};
   std::unique_ptr<kube::testing::FakeApiServer> server_;
   std::unique_ptr<kube::PocoKubeClient> client_;
+  std::unique_ptr<kube::PocoKubeClient> run_client_;
   std::filesystem::path dir_;
   std::unique_ptr<store::Ledger> ledger_;
   std::unique_ptr<model::TimeZoneDb> tzdb_;
