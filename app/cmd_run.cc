@@ -13,6 +13,7 @@
 #include "app/command.h"
 #include "app/flags.h"
 #include "app/support_run.h"
+#include "audit/server.h"
 #include "emit/kafka_config.h"
 #include "emit/outbox_emitter.h"
 #include "kube/config.h"
@@ -29,6 +30,7 @@ constexpr const char* kUsage =
     "         [--leader-elect-namespace NS] [--leader-elect-lease-duration DUR]\n"
     "         [--leader-elect-renew-deadline DUR] [--leader-elect-retry-period DUR]\n"
     "         [--kafka-brokers B] [--kafka-topic-prefix P] [--kafka-config FILE]\n"
+    "         [--listen HOST:PORT --token-file F]\n"
     "Runs until SIGINT/SIGTERM (graceful: reflectors stop, workers drain, the ledger is flushed);\n"
     "a second signal exits at once.\n";
 
@@ -57,6 +59,7 @@ struct Options {
   store::LedgerOptions ledger;
   std::string kubeconfig;
   std::optional<emit::KafkaConfig> kafka;
+  std::optional<audit::ServerOptions> server;  // --listen: the audit HTTP API beside the run
 };
 
 std::string HostName() {
@@ -81,6 +84,7 @@ Result<Options> ParseOptions(const std::vector<std::string>& args) {
   flags.Value("leader-elect-lease-duration").Value("leader-elect-renew-deadline");
   flags.Value("leader-elect-retry-period");
   flags.Value("kafka-brokers").Value("kafka-topic-prefix").Value("kafka-config");
+  flags.Value("listen").Value("token-file");
   CL_RETURN_IF_ERROR(flags.Parse(args));
   if (!flags.positionals().empty()) return Status::InvalidArgument("unexpected arguments");
   Options o;
@@ -111,6 +115,14 @@ Result<Options> ParseOptions(const std::vector<std::string>& args) {
     o.run.leader_election = le;
   }
   o.run.events.reporting_instance = "cronjob-controller-" + HostName();
+  if (flags.Has("listen")) {
+    if (!flags.Has("token-file")) return Status::InvalidArgument("--listen needs --token-file");
+    audit::ServerOptions server;
+    server.listen = *flags.Get("listen");
+    server.api.token_file = *flags.Get("token-file");
+    server.api.data_dir = o.ledger.path;
+    o.server = server;
+  }
   if (flags.Has("kafka-brokers")) {
     emit::KafkaConfig k;
     k.brokers = *flags.Get("kafka-brokers");
@@ -194,6 +206,16 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   LogLine(std::string(o.run.shadow ? "shadow mode" : "controller mode") + ", resource " +
           o.run.resource.FullyQualified() + ", server " + config->server + ", data " +
           o.ledger.path);
+  std::unique_ptr<audit::Server> server;
+  if (o.server) {
+    auto started = audit::Server::Start(**ledger, **tzdb, *o.server);
+    if (!started.ok()) {
+      std::fprintf(io.err, "cronledger run: --listen: %s\n", started.status().ToString().c_str());
+      return kExitFailure;
+    }
+    server = std::move(started).value();
+    LogLine("audit API on " + o.server->listen);
+  }
   g_signals.store(0);
   std::signal(SIGINT, OnRunSignal);
   std::signal(SIGTERM, OnRunSignal);
@@ -220,6 +242,8 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   LogLine("stopping");
   a.Stop();
   emitter.reset();
+  if (server) server->Stop();
+  server.reset();
   assembly->reset();
   ledger->reset();  // closes RocksDB: the write-ahead log is synced (SyncMode batch included)
   LogLine("stopped");
