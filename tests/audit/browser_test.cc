@@ -56,9 +56,6 @@ TEST(TimelinePage, RendersMarksForEveryFireTimeInHeadlessChromium) {
       testing::Cli("simulate " + testing::SourceDir() +
                    "/deploy/samples --duration 12h -o json --data-dir " + dir.Sub("data"));
   ASSERT_EQ(sim.exit_code, 0) << sim.out;
-  std::ofstream(dir.Sub("token")) << "page-token\n";
-  testing::ServeProcess serve(dir.Sub("data"), dir.Sub("token"));
-  ASSERT_NE(serve.port(), 0);
   // The API's own answer for the suspended CronJob, to compare the page against.
   const auto api = model::ParseJson(
       testing::Cli("report adherence --cronjob platform/legacy-migration -o json --data-dir " +
@@ -69,6 +66,11 @@ TEST(TimelinePage, RendersMarksForEveryFireTimeInHeadlessChromium) {
   const uint64_t suspended = (*api)["items"][0]["skippedByReason"].value("Suspended", 0u);
   const uint64_t unaccounted = (*api)["items"][0]["unaccounted"].get<uint64_t>();
   ASSERT_GT(suspended, 0u);
+
+  // serve holds the store's RocksDB lock, so the report above runs before it starts.
+  std::ofstream(dir.Sub("token")) << "page-token\n";
+  testing::ServeProcess serve(dir.Sub("data"), dir.Sub("token"));
+  ASSERT_NE(serve.port(), 0);
 
   const std::string url = serve.url() + "/#token=page-token";
   const std::string dom = Chromium(dir.Sub("profile"), "--dump-dom", url);

@@ -30,7 +30,7 @@ class AuditCli : public ::testing::Test {
  protected:
   void SetUp() override {
     const CliResult sim = Cli("simulate " + testing::SourceDir() +
-                              "/deploy/samples --duration 6h -o json --data-dir " + data_);
+                              "/deploy/samples --duration 13h -o json --data-dir " + data_);
     ASSERT_EQ(sim.exit_code, 0) << sim.out;
     flags_ = " --data-dir " + data_;
   }
@@ -67,8 +67,15 @@ TEST_F(AuditCli, QueriesFiltersFormatsAndPages) {
   const CliResult first = Cli("audit -n finance --limit 3 -o json" + flags_, true);
   const size_t at = first.out.find("more results: --continue ");
   ASSERT_NE(at, std::string::npos) << first.out;
-  const std::string token = first.out.substr(at + 25, first.out.find('\n', at) - at - 25);
-  model::Json page1 = model::ParseJson(first.out.substr(0, at)).value();
+  const size_t eol = first.out.find('\n', at);
+  const std::string token = first.out.substr(at + 25, eol - at - 25);
+  // stderr (the hint) is unbuffered and stdout is flushed at exit, so the hint may come first:
+  // the JSON is the output without the hint line, wherever it is.
+  std::string page1_text = first.out;
+  page1_text.erase(at, eol == std::string::npos ? std::string::npos : eol - at + 1);
+  auto page1_parsed = model::ParseJson(page1_text);
+  ASSERT_TRUE(page1_parsed.ok()) << first.out;
+  model::Json page1 = *page1_parsed;
   model::Json rest = Json(Cli("audit -n finance --continue " + token + " -o json" + flags_));
   model::Json all = Json(Cli("audit -n finance -o json" + flags_));
   ASSERT_EQ(page1["items"].size(), 3u);
