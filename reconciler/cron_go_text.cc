@@ -1,7 +1,5 @@
 #include "reconciler/cron_go_text.h"
 
-#include <cstdio>
-
 namespace cronledger::reconciler::gotext {
 namespace {
 
@@ -143,15 +141,21 @@ Result<int64_t> Atoi(std::string_view s0) {
   return neg ? static_cast<int64_t>(0 - n) : static_cast<int64_t>(n);
 }
 
+void AppendHexEscape(std::string* out, char letter, uint32_t v, int digits) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out->push_back('\\');
+  out->push_back(letter);
+  for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4)
+    out->push_back(kHex[(v >> shift) & 0xf]);
+}
+
 std::string Quote(std::string_view s) {
   std::string out = "\"";
-  char buf[16];
   for (size_t i = 0; i < s.size();) {
     size_t w = 1;
     const char32_t r = DecodeRune(s, i, &w);
     if (r == kRuneError && w == 1) {
-      std::snprintf(buf, sizeof(buf), "\\x%02x", static_cast<unsigned char>(s[i]));
-      out += buf;
+      AppendHexEscape(&out, 'x', static_cast<unsigned char>(s[i]), 2);
     } else if (r == '"' || r == '\\') {
       out.push_back('\\');
       out.push_back(static_cast<char>(r));
@@ -182,13 +186,12 @@ std::string Quote(std::string_view s) {
           break;
         default:
           if (r < ' ' || r == 0x7F) {
-            std::snprintf(buf, sizeof(buf), "\\x%02x", static_cast<unsigned>(r));
+            AppendHexEscape(&out, 'x', static_cast<uint32_t>(r), 2);
           } else if (r < 0x10000) {
-            std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(r));
+            AppendHexEscape(&out, 'u', static_cast<uint32_t>(r), 4);
           } else {
-            std::snprintf(buf, sizeof(buf), "\\U%08x", static_cast<unsigned>(r));
+            AppendHexEscape(&out, 'U', static_cast<uint32_t>(r), 8);
           }
-          out += buf;
       }
     }
     i += w;

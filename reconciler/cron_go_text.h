@@ -21,6 +21,8 @@ std::string_view TrimSpace(std::string_view s);
 Result<int64_t> Atoi(std::string_view s);
 // strconv.Quote. Printability of non-ASCII runes follows Go for the Latin-1 range, format
 // characters and separators; other valid non-ASCII runes are taken as printable.
+// Appends "\<letter>" and `digits` lower-case hex digits of v (Go's \x, \u and \U escapes).
+void AppendHexEscape(std::string* out, char letter, uint32_t v, int digits);
 std::string Quote(std::string_view s);
 
 }  // namespace cronledger::reconciler::gotext

@@ -1,6 +1,6 @@
 #include "reconciler/job_builder.h"
 
-#include <cstdio>
+#include "reconciler/cron_go_text.h"
 
 namespace cronledger::reconciler {
 
@@ -88,9 +88,7 @@ std::string GoQuote(const std::string& s) {
         break;
       default:
         if (c < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-          out += buf;
+          gotext::AppendHexEscape(&out, 'x', static_cast<uint32_t>(c), 2);
         } else {
           out.push_back(static_cast<char>(c));
         }

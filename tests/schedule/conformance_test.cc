@@ -20,7 +20,7 @@ namespace {
 
 std::string GoldenPath() {
   const char* root = std::getenv("CRONLEDGER_SOURCE_DIR");
-  return std::string(root ? root : ".") + "/tests/schedule/data/robfig_golden.jsonl";
+  return std::string(root ? root : ".") + "/tests/schedule/golden/robfig_golden.jsonl";
 }
 
 const model::TimeZoneDb& Db() {

@@ -1,10 +1,10 @@
 #!/bin/sh
-# Regenerates tests/schedule/data/robfig_golden.jsonl from the Go oracle, offline: Debian's
+# Regenerates tests/schedule/golden/robfig_golden.jsonl from the Go oracle, offline: Debian's
 # golang-go and golang-github-robfig-cron-dev (robfig/cron v3.0.1 in /usr/share/gocode), GOPATH
 # mode, no module downloads. TZ=UTC makes Go's Local zone UTC, which is cronledger's default.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-out="$here/../data/robfig_golden.jsonl"
+out="$here/../golden/robfig_golden.jsonl"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/src/oracle"
