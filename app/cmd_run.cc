@@ -13,6 +13,7 @@
 #include "app/command.h"
 #include "app/flags.h"
 #include "app/support_run.h"
+#include "app/system_clock.h"
 #include "audit/server.h"
 #include "emit/kafka_config.h"
 #include "emit/outbox_emitter.h"
@@ -38,21 +39,6 @@ std::atomic<int> g_signals{0};
 void OnRunSignal(int) {
   if (g_signals.fetch_add(1) >= 1) _exit(130);  // the second signal: exit now
 }
-
-class SystemClocks final : public WallClock, public MonotonicClock {
- public:
-  Time Now() const override {
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        std::chrono::system_clock::now().time_since_epoch())
-                        .count();
-    return Time::FromUnix(ns / 1'000'000'000, static_cast<int32_t>(ns % 1'000'000'000));
-  }
-  int64_t NowNanos() const override {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
-};
 
 struct Options {
   RunConfig run;
@@ -181,7 +167,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   if (o.run.leader_election && o.run.leader_election->namespace_.empty()) {
     o.run.leader_election->namespace_ = config->namespace_;
   }
-  static const SystemClocks clocks;
+  const SystemClock& clocks = RealClock();
   kube::RealSleeper sleeper;
   kube::PocoKubeClientOptions client_options;
   client_options.config = *config;

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "app/support_simulate.h"
+#include "app/system_clock.h"
 #include "controller/sim_pump.h"
 #include "model/clock.h"
 
@@ -16,22 +17,6 @@ namespace {
 
 // Watch events per Controller::Ingest call (one ledger unit of work each).
 constexpr size_t kIngestBatch = 4096;
-
-// The system clocks (real time). Production clocks live in app/ (model/clock.h).
-class SystemClocks final : public WallClock, public MonotonicClock {
- public:
-  Time Now() const override {
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        std::chrono::system_clock::now().time_since_epoch())
-                        .count();
-    return Time::FromUnix(ns / 1'000'000'000, static_cast<int32_t>(ns % 1'000'000'000));
-  }
-  int64_t NowNanos() const override {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
-};
 
 std::atomic<bool> g_interrupted{false};
 extern "C" void OnSignal(int) { g_interrupted.store(true); }
@@ -114,7 +99,7 @@ Status RunVirtual(const SimulateConfig& config, store::Ledger& ledger,
 
 Status RunReal(const SimulateConfig& config, store::Ledger& ledger, const model::TimeZoneDb& tzdb,
                const ProgressFn& progress, SimulateOutcome* out) {
-  static const SystemClocks clocks;
+  const SystemClock& clocks = RealClock();
   out->start = clocks.Now();
   out->end = out->start.Add(config.duration);
   controller::SimCluster sim(config.cluster, clocks);
