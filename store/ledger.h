@@ -60,8 +60,21 @@ struct LedgerOptions {
   // Stamps every appended record (its age for retention). Default: null = the system clock. Must
   // outlive the Ledger.
   const WallClock* clock = nullptr;
-  // Create the database when it does not exist. Default: true.
+  // Create the database when it does not exist. Default: true. Ignored when read_only.
   bool create_if_missing = true;
+  // Open without the write lock, as a RocksDB secondary instance that follows the writer (a running
+  // `cronledger run` or `ingest` may hold the store open, in this process or another). The ledger
+  // must exist (NotFound otherwise; nothing is created). Every write path (Commit, Rebuild with
+  // repair, ApplyRetention, Backup) fails with FailedPrecondition("ledger opened read-only"). The
+  // instance catches up with the writer on Open, on Refresh(), and before a read call when the
+  // last catch-up is older than read_only_refresh. Default: false.
+  bool read_only = false;
+  // read_only: the longest a read call serves without catching up first. Zero (the default)
+  // catches up before every read call (a directory listing and the new WAL/MANIFEST tail).
+  Duration read_only_refresh = Duration::zero();
+  // read_only: the instance's private directory (its info log); created and removed by the
+  // ledger. Default: empty = a fresh "cronledger-ro-XXXXXX" under $TMPDIR (or /tmp).
+  std::string secondary_dir;
   // Test hook: called by a commit leader after it formed its group and before it writes it. Lets
   // a test hold the leader while followers queue up. Default: empty.
   std::function<void()> before_group_write;
@@ -213,6 +226,10 @@ class Ledger {
   // NotFound when the source never committed a position.
   virtual Result<std::string> GetSourcePosition(std::string_view source) = 0;
   virtual CommitStats Stats() const = 0;
+  // A read-only ledger catches up with its writer now: afterwards every unit of work the writer
+  // had committed is visible (each all or nothing). A writable ledger is always current (no-op).
+  // Not callable from inside a ScanInputs/ScanDecisions callback (FailedPrecondition).
+  virtual Status Refresh() { return Status::Ok(); }
 
   // --- maintenance ---
   // Folds the whole input log into a scratch column family with the live fold, compares it with

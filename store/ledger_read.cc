@@ -10,20 +10,6 @@
 namespace cronledger::store {
 namespace {
 
-// Releases a snapshot when the scope ends, so no snapshot outlives a call.
-class SnapshotGuard {
- public:
-  explicit SnapshotGuard(rocksdb::DB* db) : db_(db), snapshot_(db->GetSnapshot()) {}
-  ~SnapshotGuard() { db_->ReleaseSnapshot(snapshot_); }
-  SnapshotGuard(const SnapshotGuard&) = delete;
-  SnapshotGuard& operator=(const SnapshotGuard&) = delete;
-  const rocksdb::Snapshot* get() const { return snapshot_; }
-
- private:
-  rocksdb::DB* db_;
-  const rocksdb::Snapshot* snapshot_;
-};
-
 rocksdb::Slice ToSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
 std::string_view ToView(const rocksdb::Slice& s) { return std::string_view(s.data(), s.size()); }
 
@@ -70,12 +56,16 @@ Result<ViewObject> RocksDbLedger::GetObjectAt(model::ObjectKind kind, std::strin
 
 Result<ViewObject> RocksDbLedger::GetObject(model::ObjectKind kind, std::string_view ns,
                                             std::string_view name) {
-  SnapshotGuard snap(db_.get());
-  return GetObjectAt(kind, ns, name, snap.get());
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
+  return GetObjectAt(kind, ns, name, scope.snapshot());
 }
 
 Result<model::CronJob> RocksDbLedger::GetCronJob(std::string_view ns, std::string_view name) {
-  CL_ASSIGN_OR_RETURN(ViewObject obj, GetObject(model::ObjectKind::kCronJob, ns, name));
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
+  CL_ASSIGN_OR_RETURN(ViewObject obj,
+                      GetObjectAt(model::ObjectKind::kCronJob, ns, name, scope.snapshot()));
   return DecodeObject<model::CronJob>(obj.raw, &model::DecodeCronJob, "stored CronJob");
 }
 
@@ -105,14 +95,19 @@ Result<std::vector<model::Job>> RocksDbLedger::JobsByOwnerAt(std::string_view ns
 
 Result<std::vector<model::Job>> RocksDbLedger::ListJobsByOwner(std::string_view ns,
                                                                std::string_view owner) {
-  SnapshotGuard snap(db_.get());
-  return JobsByOwnerAt(ns, owner, snap.get());
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
+  return JobsByOwnerAt(ns, owner, scope.snapshot());
 }
 
 Result<std::vector<ObjectEntry>> RocksDbLedger::ListCronJobEntries() {
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
   std::vector<ObjectEntry> out;
   const std::string prefix(1, view_key::kCronJobPrefix);
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[kViewCf]));
+  rocksdb::ReadOptions ro;
+  ro.snapshot = scope.snapshot();
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kViewCf]));
   for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
     CL_ASSIGN_OR_RETURN(ObjectEntry e, DecodeObjectEntry(ToView(it->value())));
     out.push_back(std::move(e));
@@ -122,13 +117,14 @@ Result<std::vector<ObjectEntry>> RocksDbLedger::ListCronJobEntries() {
 }
 
 Result<std::vector<model::CronJob>> RocksDbLedger::ListCronJobs() {
-  SnapshotGuard snap(db_.get());
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
   std::vector<model::CronJob> out;
   std::vector<ObjectEntry> entries;
   {
     const std::string prefix(1, view_key::kCronJobPrefix);
     rocksdb::ReadOptions ro;
-    ro.snapshot = snap.get();
+    ro.snapshot = scope.snapshot();
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kViewCf]));
     for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
       CL_ASSIGN_OR_RETURN(ObjectEntry e, DecodeObjectEntry(ToView(it->value())));
@@ -137,7 +133,8 @@ Result<std::vector<model::CronJob>> RocksDbLedger::ListCronJobs() {
     CL_RETURN_IF_ERROR(FromRocks(it->status(), "cronjob scan"));
   }
   for (const auto& e : entries) {
-    CL_ASSIGN_OR_RETURN(std::string raw, GetRaw(kRawCf, keys::Be64(e.source_seq), snap.get()));
+    CL_ASSIGN_OR_RETURN(std::string raw,
+                        GetRaw(kRawCf, keys::Be64(e.source_seq), scope.snapshot()));
     CL_ASSIGN_OR_RETURN(model::CronJob cj,
                         DecodeObject<model::CronJob>(raw, &model::DecodeCronJob, "stored CronJob"));
     out.push_back(std::move(cj));
@@ -146,15 +143,16 @@ Result<std::vector<model::CronJob>> RocksDbLedger::ListCronJobs() {
 }
 
 Result<CronJobView> RocksDbLedger::ReadCronJobView(std::string_view ns, std::string_view name) {
-  SnapshotGuard snap(db_.get());
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
   CronJobView v;
   CL_ASSIGN_OR_RETURN(ViewObject obj,
-                      GetObjectAt(model::ObjectKind::kCronJob, ns, name, snap.get()));
+                      GetObjectAt(model::ObjectKind::kCronJob, ns, name, scope.snapshot()));
   v.cron_job_entry = obj.entry;
   CL_ASSIGN_OR_RETURN(
       v.cron_job, DecodeObject<model::CronJob>(obj.raw, &model::DecodeCronJob, "stored CronJob"));
-  CL_ASSIGN_OR_RETURN(v.jobs, JobsByOwnerAt(ns, name, snap.get()));
-  auto last = GetRaw(kMetaCf, keys::kLastInputSeq, snap.get());
+  CL_ASSIGN_OR_RETURN(v.jobs, JobsByOwnerAt(ns, name, scope.snapshot()));
+  auto last = GetRaw(kMetaCf, keys::kLastInputSeq, scope.snapshot());
   if (last.ok() && !keys::GetBe64(*last, &v.last_input_seq)) {
     return Status::Corruption("ledger: bad meta last_input_seq");
   }
@@ -162,20 +160,31 @@ Result<CronJobView> RocksDbLedger::ReadCronJobView(std::string_view ns, std::str
 }
 
 Result<std::string> RocksDbLedger::GetResourceVersion(std::string_view resource) {
-  CL_ASSIGN_OR_RETURN(std::string bytes, GetRaw(kViewCf, view_key::Resource(resource)));
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
+  CL_ASSIGN_OR_RETURN(std::string bytes,
+                      GetRaw(kViewCf, view_key::Resource(resource), scope.snapshot()));
   CL_ASSIGN_OR_RETURN(ResourceVersionEntry e, DecodeResourceVersionEntry(bytes));
   return e.resource_version;
 }
 
 Result<std::string> RocksDbLedger::GetControllerState(std::string_view key) {
-  return GetRaw(kStateCf, key);
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
+  return GetRaw(kStateCf, key, scope.snapshot());
 }
 
 Status RocksDbLedger::ScanInputs(uint64_t from_seq, bool with_raw,
                                  const std::function<bool(const LogRecord&)>& fn) {
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
+  return ScanInputsAt(scope.snapshot(), from_seq, with_raw, fn);
+}
+
+Status RocksDbLedger::ScanInputsAt(const rocksdb::Snapshot* snapshot, uint64_t from_seq,
+                                   bool with_raw, const std::function<bool(const LogRecord&)>& fn) {
   rocksdb::ReadOptions ro;
-  SnapshotGuard snap(db_.get());
-  ro.snapshot = snap.get();
+  ro.snapshot = snapshot;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kInputsCf]));
   std::unique_ptr<rocksdb::Iterator> raw_it;
   if (with_raw) raw_it.reset(db_->NewIterator(ro, cfs_[kRawCf]));
@@ -204,8 +213,11 @@ Status RocksDbLedger::ScanInputs(uint64_t from_seq, bool with_raw,
 
 Status RocksDbLedger::ScanDecisions(uint64_t from_seq,
                                     const std::function<bool(const model::Decision&)>& fn) {
-  std::unique_ptr<rocksdb::Iterator> it(
-      db_->NewIterator(rocksdb::ReadOptions(), cfs_[kDecisionsCf]));
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
+  rocksdb::ReadOptions ro;
+  ro.snapshot = scope.snapshot();
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kDecisionsCf]));
   for (it->Seek(keys::Be64(from_seq)); it->Valid(); it->Next()) {
     CL_ASSIGN_OR_RETURN(model::Decision d, model::DecodeDecisionRecord(ToView(it->value())));
     if (!fn(d)) break;
@@ -220,9 +232,10 @@ Result<std::vector<model::Decision>> RocksDbLedger::IndexScan(
   keys::PutTimeKey(&start, from);
   std::string end = prefix;
   keys::PutTimeKey(&end, to);
-  SnapshotGuard snap(db_.get());
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
   rocksdb::ReadOptions ro;
-  ro.snapshot = snap.get();
+  ro.snapshot = scope.snapshot();
   const rocksdb::Slice upper(end);
   ro.iterate_upper_bound = &upper;
   std::vector<uint64_t> seqs;
@@ -242,7 +255,7 @@ Result<std::vector<model::Decision>> RocksDbLedger::IndexScan(
   std::vector<model::Decision> out;
   out.reserve(seqs.size());
   for (uint64_t seq : seqs) {
-    CL_ASSIGN_OR_RETURN(std::string bytes, GetRaw(kDecisionsCf, keys::Be64(seq), snap.get()));
+    CL_ASSIGN_OR_RETURN(std::string bytes, GetRaw(kDecisionsCf, keys::Be64(seq), scope.snapshot()));
     CL_ASSIGN_OR_RETURN(model::Decision d, model::DecodeDecisionRecord(bytes));
     out.push_back(std::move(d));
   }
@@ -265,9 +278,12 @@ Result<std::vector<model::Decision>> RocksDbLedger::DecisionsByActionReason(
 }
 
 Result<std::vector<QuarantineEntry>> RocksDbLedger::ListQuarantine(uint64_t from_id, size_t limit) {
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
   std::vector<QuarantineEntry> out;
-  std::unique_ptr<rocksdb::Iterator> it(
-      db_->NewIterator(rocksdb::ReadOptions(), cfs_[kQuarantineCf]));
+  rocksdb::ReadOptions ro;
+  ro.snapshot = scope.snapshot();
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kQuarantineCf]));
   for (it->Seek(keys::Be64(from_id)); it->Valid() && (limit == 0 || out.size() < limit);
        it->Next()) {
     uint64_t id = 0;
@@ -280,6 +296,8 @@ Result<std::vector<QuarantineEntry>> RocksDbLedger::ListQuarantine(uint64_t from
 }
 
 Result<LedgerMeta> RocksDbLedger::Meta() {
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
   LedgerMeta m;
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -287,13 +305,15 @@ Result<LedgerMeta> RocksDbLedger::Meta() {
     m.last_decision_seq = committed_.last_decision_seq;
     m.quarantine_count = committed_.last_quarantine_id;
   }
-  CL_ASSIGN_OR_RETURN(std::string version, GetRaw(kMetaCf, keys::kSchemaVersion));
+  CL_ASSIGN_OR_RETURN(std::string version, GetRaw(kMetaCf, keys::kSchemaVersion, scope.snapshot()));
   m.schema_version = std::atoi(version.c_str());
   return m;
 }
 
 Result<std::string> RocksDbLedger::GetSourcePosition(std::string_view source) {
-  return GetRaw(kMetaCf, keys::SourceKey(source));
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
+  return GetRaw(kMetaCf, keys::SourceKey(source), scope.snapshot());
 }
 
 }  // namespace cronledger::store

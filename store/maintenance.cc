@@ -38,11 +38,15 @@ constexpr size_t kMaintenanceBatch = 1000;
 }  // namespace
 
 Result<RebuildReport> RocksDbLedger::Rebuild(bool repair) {
+  if (repair) CL_RETURN_IF_ERROR(CheckWritable("rebuild --repair"));
   std::lock_guard<std::mutex> maintenance(maintenance_mu_);
+  // Commits wait (maintenance_mu_); a read-only instance holds its catch-ups off instead.
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
   RebuildReport report;
   MemViewStore rebuilt;
   Status fold_status;
-  CL_RETURN_IF_ERROR(ScanInputs(0, false, [&](const LogRecord& rec) {
+  CL_RETURN_IF_ERROR(ScanInputsAt(scope.snapshot(), 0, false, [&](const LogRecord& rec) {
     if (const auto* ev = std::get_if<model::WatchEvent>(&rec.input)) {
       fold_status = FoldWatchEvent(*ev, rec.seq, &rebuilt);
       ++report.records_folded;
@@ -55,7 +59,9 @@ Result<RebuildReport> RocksDbLedger::Rebuild(bool repair) {
   // Merge-compare the stored view (sorted) with the rebuild (sorted).
   rocksdb::WriteBatch fix;
   {
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[kViewCf]));
+    rocksdb::ReadOptions ro;
+    ro.snapshot = scope.snapshot();
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kViewCf]));
     auto want = rebuilt.entries().begin();
     const auto want_end = rebuilt.entries().end();
     it->SeekToFirst();
@@ -99,6 +105,7 @@ Result<RebuildReport> RocksDbLedger::Rebuild(bool repair) {
 }
 
 Status RocksDbLedger::Backup(const std::string& dir) {
+  CL_RETURN_IF_ERROR(CheckWritable("backup (a checkpoint needs the writer)"));
   rocksdb::Checkpoint* raw = nullptr;
   CL_RETURN_IF_ERROR(FromRocks(rocksdb::Checkpoint::Create(db_.get(), &raw), "backup"));
   std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
@@ -110,6 +117,7 @@ Result<RetentionReport> RocksDbLedger::ApplyRetention(const RetentionOptions& op
   RetentionReport report;
   const bool prune_raw = options.raw_max_age > Duration::zero();
   const bool prune_log = options.log_max_age > Duration::zero();
+  CL_RETURN_IF_ERROR(CheckWritable("retention"));
   if (!prune_raw && !prune_log) return report;  // the default: keep everything
   std::lock_guard<std::mutex> maintenance(maintenance_mu_);
   const Time raw_cutoff = now.Add(-options.raw_max_age);

@@ -4,7 +4,10 @@
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <utility>
@@ -147,13 +150,50 @@ Result<std::unique_ptr<Ledger>> Ledger::Open(const LedgerOptions& options) {
 }
 
 RocksDbLedger::RocksDbLedger(const LedgerOptions& options)
-    : options_(options), clock_(options.clock ? options.clock : &SystemWallClock()) {}
+    : options_(options),
+      clock_(options.clock ? options.clock : &SystemWallClock()),
+      read_only_(options.read_only) {}
+
+namespace {
+
+int64_t SteadyNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Read-only: the ledger must already be there; say clearly what is missing.
+Status CheckExistingLedger(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    return Status::NotFound("ledger: " + path +
+                            " does not exist (a read-only open creates nothing)");
+  }
+  if (!std::filesystem::exists(std::filesystem::path(path) / "CURRENT", ec)) {
+    return Status::NotFound("ledger: " + path +
+                            " holds no ledger (no RocksDB CURRENT file; a read-only open creates "
+                            "nothing)");
+  }
+  return Status::Ok();
+}
+
+Result<std::string> MakeSecondaryDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/cronledger-ro-XXXXXX";
+  if (mkdtemp(tmpl.data()) == nullptr) {
+    return Status::IoError("ledger: cannot create a read-only instance directory " + tmpl);
+  }
+  return tmpl;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<Ledger>> RocksDbLedger::OpenImpl(const LedgerOptions& options) {
   if (options.path.empty()) return Status::InvalidArgument("ledger: empty path");
+  if (options.read_only) CL_RETURN_IF_ERROR(CheckExistingLedger(options.path));
   std::unique_ptr<RocksDbLedger> ledger(new RocksDbLedger(options));
   rocksdb::DBOptions db_options;
-  db_options.create_if_missing = options.create_if_missing;
+  db_options.create_if_missing = options.create_if_missing && !options.read_only;
   db_options.create_missing_column_families = true;
   db_options.max_background_jobs = 2;
   db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
@@ -174,8 +214,33 @@ Result<std::unique_ptr<Ledger>> RocksDbLedger::OpenImpl(const LedgerOptions& opt
     }
   }
   rocksdb::DB* raw_db = nullptr;
-  rocksdb::Status s =
-      rocksdb::DB::Open(db_options, options.path, descriptors, &ledger->cfs_, &raw_db);
+  rocksdb::Status s;
+  if (options.read_only) {
+    if (!ls.ok()) return FromRocks(ls, "ledger: open read-only " + options.path);
+    for (size_t i = 0; i < kCfCount; ++i) {
+      if (std::find(existing.begin(), existing.end(), descriptors[i].name) == existing.end()) {
+        return Status::FailedPrecondition(
+            "ledger: " + options.path + " has no column family \"" + descriptors[i].name +
+            "\" (written by an older build); open it once read-write to upgrade it");
+      }
+    }
+    if (options.secondary_dir.empty()) {
+      CL_ASSIGN_OR_RETURN(ledger->secondary_dir_, MakeSecondaryDir());
+      ledger->remove_secondary_dir_ = true;
+    } else {
+      ledger->secondary_dir_ = options.secondary_dir;
+    }
+    db_options.max_open_files = -1;  // a secondary keeps every table open (the writer may delete)
+    s = rocksdb::DB::OpenAsSecondary(db_options, options.path, ledger->secondary_dir_, descriptors,
+                                     &ledger->cfs_, &raw_db);
+    if (!s.ok()) return FromRocks(s, "ledger: open read-only " + options.path);
+    ledger->db_.reset(raw_db);
+    std::unique_lock<std::shared_mutex> l(ledger->catchup_mu_);
+    CL_RETURN_IF_ERROR(ledger->CatchUpLocked());
+    CL_RETURN_IF_ERROR(ledger->LoadMeta());
+    return std::unique_ptr<Ledger>(std::move(ledger));
+  }
+  s = rocksdb::DB::Open(db_options, options.path, descriptors, &ledger->cfs_, &raw_db);
   if (!s.ok()) return FromRocks(s, "ledger: open " + options.path);
   ledger->db_.reset(raw_db);
   CL_RETURN_IF_ERROR(ledger->LoadMeta());
@@ -201,7 +266,74 @@ RocksDbLedger::~RocksDbLedger() {
     }
     cfs_.clear();
     (void)db_->Close();  // deliberate: the destructor has nobody to report to; WAL is durable
+    db_.reset();
   }
+  if (remove_secondary_dir_) {
+    std::error_code ec;
+    std::filesystem::remove_all(secondary_dir_, ec);  // best effort: a temp dir
+  }
+}
+
+Status RocksDbLedger::CheckWritable(std::string_view what) const {
+  if (!read_only_) return Status::Ok();
+  return Status::FailedPrecondition(std::string(what) + ": ledger opened read-only");
+}
+
+Status RocksDbLedger::CatchUpLocked() {
+  // A catch-up can race with the writer deleting a file it just replaced (flush, compaction);
+  // the next attempt reads the newer MANIFEST.
+  rocksdb::Status s;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    s = db_->TryCatchUpWithPrimary();
+    if (s.ok()) break;
+  }
+  if (!s.ok()) return FromRocks(s, "ledger: catch up with the writer of " + options_.path);
+  last_catchup_ns_.store(SteadyNanos());
+  return LoadCounters();
+}
+
+namespace {
+// The read-only ledgers whose read scope the current thread holds (nested calls share it).
+thread_local std::vector<const RocksDbLedger*> t_held_scopes;
+bool HeldByThisThread(const RocksDbLedger* l) {
+  return std::find(t_held_scopes.begin(), t_held_scopes.end(), l) != t_held_scopes.end();
+}
+}  // namespace
+
+RocksDbLedger::ReadScope::ReadScope(RocksDbLedger* ledger) : ledger_(ledger) {
+  if (!ledger->read_only_) {
+    snapshot_ = ledger->db_->GetSnapshot();
+    return;
+  }
+  if (HeldByThisThread(ledger)) return;
+  const int64_t interval = std::chrono::nanoseconds(ledger->options_.read_only_refresh).count();
+  auto due = [&] {
+    return interval <= 0 || SteadyNanos() >= ledger->last_catchup_ns_.load() + interval;
+  };
+  if (due()) {
+    std::unique_lock<std::shared_mutex> l(ledger->catchup_mu_);
+    if (due()) status_ = ledger->CatchUpLocked();  // unless another reader just did
+  }
+  ledger->catchup_mu_.lock_shared();
+  holds_ = true;
+  t_held_scopes.push_back(ledger);
+}
+
+RocksDbLedger::ReadScope::~ReadScope() {
+  if (snapshot_ != nullptr) ledger_->db_->ReleaseSnapshot(snapshot_);
+  if (holds_) {
+    t_held_scopes.erase(std::find(t_held_scopes.begin(), t_held_scopes.end(), ledger_));
+    ledger_->catchup_mu_.unlock_shared();
+  }
+}
+
+Status RocksDbLedger::Refresh() {
+  if (!read_only_) return Status::Ok();
+  if (HeldByThisThread(this)) {
+    return Status::FailedPrecondition("ledger: Refresh() inside a read of the same ledger");
+  }
+  std::unique_lock<std::shared_mutex> l(catchup_mu_);
+  return CatchUpLocked();
 }
 
 Status RocksDbLedger::LoadMeta() {
@@ -212,6 +344,10 @@ Status RocksDbLedger::LoadMeta() {
                                         " is not supported by this build (supports " +
                                         std::string(kSchemaVersion) + ")");
     }
+  } else if (version.status().IsNotFound() && read_only_) {
+    return Status::FailedPrecondition("ledger: " + options_.path +
+                                      " has no schema version (not a cronledger ledger, or its "
+                                      "writer has not initialised it yet)");
   } else if (version.status().IsNotFound()) {
     rocksdb::WriteOptions wo;
     wo.sync = true;
@@ -220,10 +356,15 @@ Status RocksDbLedger::LoadMeta() {
   } else {
     return version.status();
   }
+  return LoadCounters();
+}
+
+Status RocksDbLedger::LoadCounters() {
+  Counters loaded;
   const std::pair<std::string_view, uint64_t*> counters[] = {
-      {keys::kLastInputSeq, &committed_.last_input_seq},
-      {keys::kLastDecisionSeq, &committed_.last_decision_seq},
-      {keys::kLastQuarantineId, &committed_.last_quarantine_id},
+      {keys::kLastInputSeq, &loaded.last_input_seq},
+      {keys::kLastDecisionSeq, &loaded.last_decision_seq},
+      {keys::kLastQuarantineId, &loaded.last_quarantine_id},
   };
   for (const auto& [key, out] : counters) {
     auto v = GetRaw(kMetaCf, key);
@@ -234,10 +375,13 @@ Status RocksDbLedger::LoadMeta() {
       return v.status();
     }
   }
+  std::lock_guard<std::mutex> l(mu_);
+  committed_ = loaded;
   return Status::Ok();
 }
 
 Result<CommitResult> RocksDbLedger::Commit(UnitOfWork unit) {
+  CL_RETURN_IF_ERROR(CheckWritable("commit"));
   CL_RETURN_IF_ERROR(ValidateUnit(unit));
   std::unique_lock<std::mutex> maintenance(maintenance_mu_, std::defer_lock);
   Writer w;

@@ -9,6 +9,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <thread>
 #include <vector>
 
@@ -67,6 +68,7 @@ class RocksDbLedger final : public Ledger {
   Result<LedgerMeta> Meta() override;
   Result<std::string> GetSourcePosition(std::string_view source) override;
   CommitStats Stats() const override;
+  Status Refresh() override;
 
   Result<RebuildReport> Rebuild(bool repair) override;
   Status Backup(const std::string& dir) override;
@@ -80,8 +82,37 @@ class RocksDbLedger final : public Ledger {
     uint64_t last_quarantine_id = 0;
   };
 
+  // Every read call holds one for its duration. On a writable ledger it is a RocksDB snapshot. A
+  // read-only (secondary) instance cannot take snapshots, but it changes only when it catches up
+  // with the writer: the scope first catches up when due, then holds catch-ups off until it ends,
+  // so the call reads one consistent state. Nested scopes on one thread (a callback reading the
+  // ledger) share the outer one.
+  class ReadScope {
+   public:
+    explicit ReadScope(RocksDbLedger* ledger);
+    ~ReadScope();
+    ReadScope(const ReadScope&) = delete;
+    ReadScope& operator=(const ReadScope&) = delete;
+    // Not OK when the due catch-up failed; the call must return it.
+    const Status& status() const { return status_; }
+    const rocksdb::Snapshot* snapshot() const { return snapshot_; }
+
+   private:
+    RocksDbLedger* ledger_;
+    const rocksdb::Snapshot* snapshot_ = nullptr;
+    bool holds_ = false;  // a shared hold on catchup_mu_ (read-only, outermost scope)
+    Status status_;
+  };
+
   explicit RocksDbLedger(const LedgerOptions& options);
   Status LoadMeta();
+  Status LoadCounters();
+  // Read-only: refuses a write path.
+  Status CheckWritable(std::string_view what) const;
+  // Read-only: TryCatchUpWithPrimary and reload the counters. Caller holds catchup_mu_ exclusively.
+  Status CatchUpLocked();
+  Status ScanInputsAt(const rocksdb::Snapshot* snapshot, uint64_t from_seq, bool with_raw,
+                      const std::function<bool(const LogRecord&)>& fn);
   // Appends `unit` to `batch`, advancing `next` and filling `result`. Reads the view through
   // `overlay`, which holds the group's earlier writes.
   Status AddUnit(UnitOfWork* unit, ViewStore* overlay, rocksdb::WriteBatch* batch, Counters* next,
@@ -102,6 +133,13 @@ class RocksDbLedger final : public Ledger {
 
   LedgerOptions options_;
   const WallClock* clock_;
+  const bool read_only_;
+  // Read-only: the secondary instance's own directory (removed on close), catch-ups exclusive
+  // with read scopes, and when the last catch-up happened (steady clock nanoseconds).
+  std::string secondary_dir_;
+  bool remove_secondary_dir_ = false;
+  std::shared_mutex catchup_mu_;
+  std::atomic<int64_t> last_catchup_ns_{0};
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> cfs_;
 
