@@ -6,6 +6,8 @@
 #include <set>
 
 #include "audit/adherence_internal.h"
+#include "model/decision.h"
+#include "model/json.h"
 #include "reconciler/schedule.h"
 
 namespace cronledger::audit {
@@ -80,8 +82,46 @@ void Classify(const Slot& slot, CronJobAdherence* a) {
       ++a->skipped_by_reason[slot.reason];
     }
     if (slot.status == "pending") ++a->pending;
+    if (slot.held) ++a->pending_held;
     if (slot.status == "unaccounted") ++a->unaccounted;
   }
+}
+
+// The controller's accounting for the CronJob (the `state` blob written with every pass:
+// {"uid", "accounting": model::EncodeAccountingState}, controller/reconcile_pass.cc), when it
+// belongs to this incarnation (same uid). nullopt when there is none (never reconciled, deleted, a
+// ledger not written by the controller) or it does not decode.
+Result<std::optional<model::AccountingState>> ControllerAccounting(store::Ledger& ledger,
+                                                                   const std::string& ns,
+                                                                   const std::string& name,
+                                                                   const std::string& uid) {
+  std::optional<model::AccountingState> none;
+  Result<std::string> blob = ledger.GetControllerState(ns + "/" + name);
+  if (blob.status().IsNotFound()) return none;
+  if (!blob.ok()) return blob.status();
+  // A blob the controller wrote but this build cannot read is no evidence either way: the slots
+  // fall back to the horizon rule rather than failing the whole report.
+  Result<model::Json> j = model::ParseJson(*blob);
+  if (!j.ok() || !j->is_object() || !j->contains("uid") || !(*j)["uid"].is_string() ||
+      !j->contains("accounting") || (*j)["uid"].get<std::string>() != uid) {
+    return none;
+  }
+  Result<model::AccountingState> state = model::DecodeAccountingState((*j)["accounting"]);
+  if (!state.ok()) return none;
+  return std::optional<model::AccountingState>(std::move(*state));
+}
+
+// A fire time T without a terminal record, before the ledger horizon: is it still held by the
+// controller's accounting? The accounting says every fire time at or before accounted_through has
+// its terminal record; a later one is not decided yet: the pending slot (Forbid, suspended,
+// waiting for its deadline, a failed create: docs/reconciler.md "Accounting"), a blocked one, or
+// one the CronJob's next pass has not reached. Returns the reason it is held with ("" when the
+// accounting names none), nullopt when it is not held (unaccounted).
+std::optional<std::string> HeldBy(const model::AccountingState& s, Time t) {
+  if (s.accounted_through && t <= *s.accounted_through) return std::nullopt;
+  if (s.pending_slot && t == *s.pending_slot) return s.pending_reason;
+  if (s.blocked_until && t <= *s.blocked_until) return s.blocked_reason;
+  return std::string();
 }
 
 }  // namespace
@@ -102,6 +142,8 @@ Result<CronJobAdherence> CronJobSlots(store::Ledger& ledger, const model::TimeZo
     return Status::NotFound("no CronJob " + in.namespace_ + "/" + in.name + " in the ledger");
   }
   if (a.uid.empty() && !decisions.empty()) a.uid = decisions.back().cron_job.uid;
+  CL_ASSIGN_OR_RETURN(std::optional<model::AccountingState> accounting,
+                      ControllerAccounting(ledger, in.namespace_, in.name, a.uid));
   std::vector<PolicySpan> spans = PolicySpans(decisions);
   if (spans.empty() && in.cron_job) {
     spans.push_back({kLatest, model::SnapshotPolicy(in.cron_job->spec)});
@@ -150,7 +192,17 @@ Result<CronJobAdherence> CronJobSlots(store::Ledger& ledger, const model::TimeZo
       if (*ranges[i]->scheduled_time <= t && t <= *ranges[i]->range_end) rec = ranges[i];
     }
     if (rec == nullptr) {
-      slot.status = horizon && t < *horizon ? "unaccounted" : "pending";
+      slot.status = "pending";
+      if (horizon && t < *horizon) {
+        std::optional<std::string> held =
+            accounting ? HeldBy(*accounting, t) : std::optional<std::string>();
+        if (held) {
+          slot.held = true;
+          slot.reason = *held;
+        } else {
+          slot.status = "unaccounted";
+        }
+      }
     } else {
       FillFromRecord(*rec, &slot);
     }

@@ -9,9 +9,14 @@
 // spec §6), or of its last decision when none follows. Each expected T is
 //   created      - a createJob record with scheduledTime T (skew = record time - T)
 //   skipped      - a skipped record with scheduledTime T, or a range record covering T
-//   pending      - no terminal record yet and T is after the ledger horizon (the time of the last
-//                  decision in the whole ledger): the controller has not looked at T yet
-//   unaccounted  - no terminal record although the ledger went on past T
+//   pending      - no terminal record yet, and T is after the ledger horizon (the time of the last
+//                  decision in the whole ledger: the controller has not looked at T yet), or the
+//                  controller's accounting for the CronJob (its `state` blob) still holds T
+//                  undecided: T is after its accounted_through (the pending slot of a Forbid or
+//                  suspended CronJob, one waiting for its deadline, a pass not run yet). The
+//                  latter are also counted as pendingHeld.
+//   unaccounted  - no terminal record although the ledger went on past T and the controller's
+//                  accounting (when there is one) does not hold T
 // adherencePercent = 100 * (created + skipped) / (expected - pending);
 // executedPercent  = 100 * created / (expected - pending); both null when the divisor is 0.
 
@@ -43,12 +48,13 @@ struct AdherenceOptions {
 struct Slot {
   Time scheduled;
   std::string status;  // "created" | "skipped" | "pending" | "unaccounted"
-  std::string reason;  // skip reason
+  std::string reason;  // skip reason; held pending: the reason the accounting holds it with
   std::string job;     // created: the Job name
   std::optional<Duration> skew;
   uint64_t seq = 0;       // the terminal record's seq; 0 when none
   uint64_t tick_seq = 0;  // the input seq of the pass (Tick) that made the record
   std::string outcome;    // created: "succeeded" | "failed" | "running" | "unknown"
+  bool held = false;      // pending before the horizon: held by the controller's accounting
   bool expected = true;   // false: a terminal record for a time the schedule did not expect
 };
 
@@ -61,6 +67,7 @@ struct CronJobAdherence {
   uint64_t created = 0;
   uint64_t skipped = 0;
   uint64_t pending = 0;
+  uint64_t pending_held = 0;  // of pending: before the horizon, held by the controller's accounting
   uint64_t unaccounted = 0;
   uint64_t unexpected = 0;  // terminal records at times the schedule did not expect
   std::map<std::string, uint64_t> skipped_by_reason;

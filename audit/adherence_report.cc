@@ -76,6 +76,7 @@ void AddTo(const CronJobAdherence& a, CronJobAdherence* t) {
   t->created += a.created;
   t->skipped += a.skipped;
   t->pending += a.pending;
+  t->pending_held += a.pending_held;
   t->unaccounted += a.unaccounted;
   t->unexpected += a.unexpected;
   for (const auto& [reason, n] : a.skipped_by_reason) t->skipped_by_reason[reason] += n;

@@ -100,6 +100,52 @@ TEST_F(AdherenceTest, FireTimesAfterTheHorizonArePendingNotUnaccounted) {
   EXPECT_DOUBLE_EQ(*AdherencePercent(a), 0.0);
 }
 
+// Fire times the controller's accounting still holds (its pending slot, or after the point it
+// has accounted through) are pending, not unaccounted, although the ledger went on past them;
+// a missing record at or before accounted_through stays unaccounted.
+TEST_F(AdherenceTest, FireTimesHeldByTheControllersAccountingArePending) {
+  // ns/hourly: last pass 08:00 created 08:00; 09:00 and 10:00 have no record (horizon 10:00:01).
+  model::AccountingState s;
+  s.accounted_through = At(8);
+  s.pending_slot = At(9);
+  s.pending_reason = "ConcurrencyForbid";
+  h_.SetAccounting("ns", "hourly", "uid-hourly", s);
+  CronJobAdherence a = Report(At(8, 30), At(12), "ns").items.at(0);
+  EXPECT_EQ(a.expected, 3u);
+  EXPECT_EQ(a.unaccounted, 0u);
+  EXPECT_EQ(a.pending, 3u);       // 09:00 and 10:00 held, 11:00 after the horizon
+  EXPECT_EQ(a.pending_held, 2u);  // 09:00, 10:00
+  ASSERT_EQ(a.slots.size(), 3u);
+  EXPECT_TRUE(a.slots[0].held);
+  EXPECT_EQ(a.slots[0].reason, "ConcurrencyForbid");
+  EXPECT_TRUE(a.slots[1].held);
+  EXPECT_EQ(a.slots[1].reason, "");  // not reached by a pass yet
+  EXPECT_FALSE(a.slots[2].held);
+  EXPECT_FALSE(AdherencePercent(a).has_value());  // nothing due
+  const model::Json j = EncodeAdherence(a);
+  EXPECT_EQ(j["pendingHeld"], 2);
+  EXPECT_EQ(j["slots"][0]["held"], true);
+  EXPECT_EQ(j["slots"][0]["reason"], "ConcurrencyForbid");
+
+  // The accounting claims 09:00 is done, but there is no record: unaccounted. 10:00 is held.
+  s.accounted_through = At(9);
+  s.pending_slot = At(10);
+  h_.SetAccounting("ns", "hourly", "uid-hourly", s);
+  a = Report(At(8, 30), At(12), "ns").items.at(0);
+  EXPECT_EQ(a.unaccounted, 1u);
+  EXPECT_EQ(a.pending_held, 1u);
+  EXPECT_EQ(a.slots[0].status, "unaccounted");
+
+  // The outage earlier in the day is before accounted_through: still unaccounted.
+  EXPECT_EQ(Report(At(0), At(9), "ns").items.at(0).unaccounted, 3u);
+
+  // A state of another incarnation (a CronJob recreated under the same name) is not evidence.
+  h_.SetAccounting("ns", "hourly", "uid-older", s);
+  a = Report(At(8, 30), At(12), "ns").items.at(0);
+  EXPECT_EQ(a.unaccounted, 2u);
+  EXPECT_EQ(a.pending_held, 0u);
+}
+
 TEST_F(AdherenceTest, TotalsSumEveryCronJob) {
   AdherenceReport r = Report(At(0), At(11));
   ASSERT_EQ(r.items.size(), 2u);

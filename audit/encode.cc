@@ -44,6 +44,7 @@ model::Json EncodeSlot(const Slot& s) {
   if (!s.outcome.empty()) j["outcome"] = s.outcome;
   if (s.seq != 0) j["seq"] = s.seq;
   if (!s.expected) j["expected"] = false;
+  if (s.held) j["held"] = true;
   return j;
 }
 
@@ -58,6 +59,7 @@ model::Json EncodeAdherence(const CronJobAdherence& a) {
   j["skipped"] = a.skipped;
   j["pending"] = a.pending;
   j["unaccounted"] = a.unaccounted;
+  j["pendingHeld"] = a.pending_held;
   j["unexpected"] = a.unexpected;
   j["skippedByReason"] = model::Json::object();
   for (const auto& [reason, n] : a.skipped_by_reason) j["skippedByReason"][reason] = n;
@@ -78,10 +80,10 @@ model::Json EncodeAdherence(const CronJobAdherence& a) {
 }
 
 std::vector<std::string> AdherenceColumns() {
-  return {"namespace",      "name",           "expected",         "created",
-          "skipped",        "pending",        "unaccounted",      "succeeded",
-          "failed",         "maxSkewSeconds", "adherencePercent", "executedPercent",
-          "skippedByReason"};
+  return {"namespace",       "name",           "expected",         "created",
+          "skipped",         "pending",        "unaccounted",      "succeeded",
+          "failed",          "maxSkewSeconds", "adherencePercent", "executedPercent",
+          "skippedByReason", "pendingHeld"};
 }
 
 model::Json EncodeReport(const AdherenceReport& r) {

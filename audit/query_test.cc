@@ -133,6 +133,63 @@ TEST_F(QueryTest, MalformedTokensAndWindowsAreInvalidArgument) {
   EXPECT_FALSE(ParseCronJobKey("a/b/c").ok());
 }
 
+// Every filter is served from an index range: the records read are those of the index range the
+// filter names (the CronJob's, the reason's, the window's), never the decision log.
+TEST_F(QueryTest, EveryFilterReadsOnlyItsIndexRange) {
+  testing::CountingLedger counting(h_.ledger());
+  struct Case {
+    const char* what;
+    DecisionQuery q;
+    size_t matched;
+    uint64_t read;  // the size of the index range
+  };
+  DecisionQuery cronjob;
+  cronjob.cron_job_namespace = "a";
+  cronjob.cron_job_name = "y";
+  cronjob.reason = "TooLate";
+  DecisionQuery cronjob_window = cronjob;
+  cronjob_window.since = At(2);
+  cronjob_window.until = At(5);
+  DecisionQuery action;
+  action.action = DecisionAction::kRequeue;
+  DecisionQuery action_reason;
+  action_reason.action = DecisionAction::kSkipped;
+  action_reason.reason = "Suspended";
+  action_reason.namespace_ = "a";
+  DecisionQuery reason_window;
+  reason_window.reason = "TooLate";
+  reason_window.since = At(3);
+  DecisionQuery ns_window;
+  ns_window.namespace_ = "b";
+  ns_window.since = At(2);
+  ns_window.until = At(4);
+  const std::vector<Case> cases = {
+      {"cronjob (reason in memory)", cronjob, 3, 6},  // a/y's 6 records
+      {"cronjob + window", cronjob_window, 2, 3},     // a/y at 2, 3, 4h
+      {"action", action, 6, 6},
+      // the reason index with the action filtered by the store; namespace in memory
+      {"action + reason + namespace", action_reason, 3, 3},
+      {"reason + since", reason_window, 2, 2},  // TooLate at 4h and 6h
+      {"namespace + window", ns_window, 2, 6},  // the window's 6 records, b/z's 2 kept
+  };
+  for (const Case& c : cases) {
+    counting.Reset();
+    auto page = QueryDecisions(counting, c.q);
+    ASSERT_TRUE(page.ok()) << c.what;
+    EXPECT_EQ(page->items.size(), c.matched) << c.what;
+    EXPECT_EQ(counting.Read(), c.read) << c.what;
+    EXPECT_EQ(counting.log_scanned, 0u) << c.what;
+    counting.Reset();
+    auto counts = CountDecisions(counting, c.q);
+    ASSERT_TRUE(counts.ok()) << c.what;
+    uint64_t total = 0;
+    for (const auto& n : *counts) total += n.count;
+    EXPECT_EQ(total, c.matched) << c.what;
+    EXPECT_EQ(counting.Read(), c.read) << c.what;
+    EXPECT_EQ(counting.log_scanned, 0u) << c.what;
+  }
+}
+
 TEST(QueryChunks, OneInstantWithMoreDecisionsThanAChunkIsReadWhole) {
   HandLedger h;
   store::UnitOfWork u;

@@ -65,7 +65,8 @@ function renderTimeline(tl) {
   sec.appendChild(el('div', {'class': 'counts'},
       `expected ${tl.expected} · created ${tl.created} (succeeded ${tl.succeeded}, failed ` +
       `${tl.failed}) · skipped ${tl.skipped}${reasons ? ' (' + reasons + ')' : ''} · ` +
-      `unaccounted ${tl.unaccounted} · pending ${tl.pending} · adherence ` +
+      `unaccounted ${tl.unaccounted} · pending ${tl.pending}` +
+      (tl.pendingHeld ? ` (held by the controller ${tl.pendingHeld})` : '') + ' · adherence ' +
       pct(tl.adherencePercent)));
   const axis = el('div', {'class': 'axis'});
   for (const s of tl.slots) {
@@ -73,13 +74,14 @@ function renderTimeline(tl) {
     const left = until > since ? (100 * (at - since) / (until - since)) : 0;
     const cls = ['mark', s.status];
     if (s.outcome) cls.push('outcome-' + s.outcome);
-    const title = [s.scheduledTime, s.status, s.reason, s.job, s.outcome,
+    const title = [s.scheduledTime, s.status, s.held ? 'held by the controller' : '', s.reason,
+                   s.job, s.outcome,
                    s.skewSeconds !== undefined ? 'skew ' + s.skewSeconds + ' s' : '']
                       .filter(Boolean).join(' · ');
     axis.appendChild(el('span', {
       'class': cls.join(' '), 'style': 'left: calc(' + left.toFixed(3) + '% - 2px)',
       'data-status': s.status, 'data-reason': s.reason || '', 'data-outcome': s.outcome || '',
-      'data-scheduled': s.scheduledTime, 'title': title,
+      'data-scheduled': s.scheduledTime, 'data-held': s.held ? 'true' : 'false', 'title': title,
     }));
   }
   sec.appendChild(axis);
