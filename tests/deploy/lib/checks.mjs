@@ -63,6 +63,20 @@ export function objectMetaProblems(o, k8s) {
 
 // ---- a rendered overlay as a whole ----
 
+// A container's args as the kubelet passes them: $(VAR) expanded from the container's env
+// (plain values and the downward API's metadata.namespace / metadata.name).
+export function expandedArgs(container, pod) {
+  const env = new Map();
+  for (const e of container.env || []) {
+    if (e.value !== undefined) env.set(e.name, e.value);
+    const field = e.valueFrom?.fieldRef?.fieldPath;
+    if (field === "metadata.namespace") env.set(e.name, pod.namespace);
+    if (field === "metadata.name") env.set(e.name, pod.name);
+  }
+  return (container.args || []).map((a) =>
+    a.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, name) => (m === "$$" ? "$" : env.has(name) ? env.get(name) : m)));
+}
+
 export function parseArgs(args) {
   const flags = new Map();
   const switches = new Set();
@@ -176,7 +190,8 @@ export function overlayProblems(objects) {
   }
 
   // Flags ↔ ports, probes, volumes.
-  const run = parseArgs(c.args || []);
+  const run = parseArgs(expandedArgs(c, { namespace: ns, name: `${sts.metadata.name}-0` }));
+  for (const a of run.flags.values()) if (/\$\(/.test(a)) p.push(`argument ${a} refers to a variable the container does not define`);
   if (run.command !== "run") p.push(`the container must run \`cronledger run\`, not ${run.command}`);
   const expectPort = (flag, portName) => {
     const want = portOf(run.flags.get(flag));

@@ -1,0 +1,175 @@
+#!/usr/bin/env node
+// deploy/Dockerfile without docker (none runs here; no Dockerfile linter is packaged for Debian
+// 12 or reachable): what can be checked for real on this Debian 12 machine.
+//   * structure: a Debian 12 build stage that runs scripts/install-deps.sh, a Debian 12 runtime
+//     stage that runs as the StatefulSet's non-root uid;
+//   * every package the runtime stage installs exists in Debian 12 (apt-cache policy: a bookworm
+//     candidate);
+//   * with --cronledger BIN: every shared library the binary needs (readelf NEEDED → ldconfig →
+//     dpkg -S) comes from a package the runtime stage installs, one of their dependencies, or the
+//     base image (Priority: required); and every lib* package installed provides one of them.
+// Exit 77 (ctest: skipped) only when apt has no package lists to ask.
+// Usage: node tests/deploy/image_packages.mjs --root REPO [--cronledger BIN]
+import fs from "node:fs";
+import path from "node:path";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { parseYamlDocuments } from "./lib/kustomize.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const argv = process.argv.slice(2);
+const opt = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
+const root = path.resolve(opt("--root", path.join(here, "../..")));
+const bin = opt("--cronledger");
+
+let passed = 0;
+let failed = 0;
+function check(name, problems) {
+  if (problems.length === 0) {
+    passed++;
+    console.log(`ok - ${name}`);
+  } else {
+    failed++;
+    console.log(`not ok - ${name}`);
+    for (const p of problems) console.log(`    ${p}`);
+  }
+}
+const sh = (cmd, args) => spawnSync(cmd, args, { encoding: "utf8", timeout: 60000 });
+
+// ---- parse the Dockerfile: instructions (continuations joined, comments dropped) per stage ----
+export function parseDockerfile(text) {
+  const lines = text.split("\n");
+  const instructions = [];
+  let cur = "";
+  for (const raw of lines) {
+    const line = raw.replace(/\r$/, "");
+    if (!cur && /^\s*#/.test(line)) continue;
+    if (cur && /^\s*#/.test(line)) continue; // comment lines inside a continuation
+    if (/\\\s*$/.test(line)) {
+      cur += line.replace(/\\\s*$/, " ");
+      continue;
+    }
+    cur += line;
+    if (cur.trim()) instructions.push(cur.trim());
+    cur = "";
+  }
+  const stages = [];
+  for (const ins of instructions) {
+    const [op, ...rest] = ins.split(/\s+/);
+    const args = rest.join(" ");
+    if (op.toUpperCase() === "FROM") stages.push({ from: args, instructions: [] });
+    else if (stages.length) stages[stages.length - 1].instructions.push({ op: op.toUpperCase(), args });
+  }
+  return stages;
+}
+
+// Package names given to `apt-get install` in a RUN (options and shell operators skipped).
+export function aptInstallPackages(run) {
+  const pkgs = [];
+  for (const cmd of run.split(/&&|;|\|\|/)) {
+    const words = cmd.trim().split(/\s+/);
+    const i = words.findIndex((w, n) => w === "install" && words.slice(0, n).some((x) => /^apt(-get)?$/.test(x)));
+    if (i < 0) continue;
+    for (const w of words.slice(i + 1)) if (!w.startsWith("-") && w) pkgs.push(w.replace(/=.*$/, ""));
+  }
+  return pkgs;
+}
+
+const dockerfile = path.join(root, "deploy/Dockerfile");
+const stages = parseDockerfile(fs.readFileSync(dockerfile, "utf8"));
+const structure = [];
+if (stages.length < 2) structure.push(`a multi-stage build needs two stages, found ${stages.length}`);
+for (const s of stages) {
+  if (!/^debian:(12|bookworm)([-.][a-z0-9.-]+)?(@sha256:[0-9a-f]{64})?(\s+AS\s+\S+)?$/i.test(s.from)) structure.push(`FROM ${s.from}: not a Debian 12 image`);
+}
+const build = stages[0];
+const runtime = stages[stages.length - 1];
+if (build && !build.instructions.some((i) => i.op === "RUN" && /scripts\/install-deps\.sh/.test(i.args))) {
+  structure.push("the build stage does not install its dependencies with scripts/install-deps.sh");
+}
+if (build && !build.instructions.some((i) => i.op === "RUN" && /CMAKE_BUILD_TYPE=Release/.test(i.args))) {
+  structure.push("the build stage does not configure a Release build");
+}
+const user = runtime?.instructions.filter((i) => i.op === "USER").pop()?.args;
+const sts = parseYamlDocuments(fs.readFileSync(path.join(root, "deploy/kubernetes/base/statefulset.yaml"), "utf8"), "statefulset.yaml")
+  .find((o) => o.kind === "StatefulSet");
+const uid = String(sts.spec.template.spec.securityContext.runAsUser);
+if (!user) structure.push("the runtime stage sets no USER (it would run as root)");
+else if (user.split(":")[0] !== uid) structure.push(`USER ${user}: the StatefulSet runs as uid ${uid}; use the numeric uid (runAsNonRoot needs it)`);
+if (runtime?.instructions.some((i) => i.op === "RUN" && /scripts\/install-deps\.sh|-dev\b/.test(i.args))) {
+  structure.push("the runtime stage installs build dependencies");
+}
+const entry = runtime?.instructions.find((i) => i.op === "ENTRYPOINT")?.args || "";
+if (!/cronledger/.test(entry)) structure.push("the runtime stage's ENTRYPOINT is not cronledger");
+check("deploy/Dockerfile: structure (Debian 12 stages, install-deps.sh, Release, non-root USER)", structure);
+
+const runtimePackages = (runtime?.instructions || []).filter((i) => i.op === "RUN").flatMap((i) => aptInstallPackages(i.args));
+check("deploy/Dockerfile: the runtime stage installs packages", runtimePackages.length ? [] : ["no apt-get install in the runtime stage"]);
+
+// ---- apt ----
+const lists = "/var/lib/apt/lists";
+const haveLists = fs.existsSync(lists) && fs.readdirSync(lists).some((f) => f.includes("_Packages"));
+if (!haveLists) {
+  console.log("# apt has no package lists (run apt-get update): skipped");
+  process.exit(77);
+}
+const missing = [];
+for (const p of runtimePackages) {
+  const r = sh("apt-cache", ["policy", p]);
+  const candidate = /Candidate:\s*(\S+)/.exec(r.stdout || "")?.[1];
+  if (!candidate || candidate === "(none)") missing.push(`${p}: no candidate in apt's lists`);
+  else if (!/bookworm|\/var\/lib\/dpkg\/status/.test(r.stdout)) missing.push(`${p}: not from Debian 12 (bookworm)`);
+}
+check(`deploy/Dockerfile: runtime packages exist in Debian 12 (${runtimePackages.join(" ")})`, missing);
+
+if (bin) {
+  const problems = [];
+  const elf = sh("readelf", ["-d", bin]);
+  if (elf.status !== 0) problems.push(`readelf -d ${bin}: ${elf.stderr || elf.error?.message}`);
+  const needed = [...(elf.stdout || "").matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)].map((m) => m[1]);
+  // Sanitizer runtimes appear only in the -DCRONLEDGER_SANITIZE build, never in the image's.
+  const sonames = needed.filter((s) => !/^lib(a|ub|t|l)san\.so/.test(s));
+  const ldcache = sh("ldconfig", ["-p"]).stdout || "";
+  const owner = new Map();
+  for (const so of sonames) {
+    const m = new RegExp(`^\\s*${so.replace(/[.+]/g, "\\$&")} \\(([^)]*)\\) => (\\S+)`, "m").exec(ldcache);
+    if (!m) {
+      problems.push(`${so}: not in the linker cache`);
+      continue;
+    }
+    let pkg = null;
+    const real = fs.realpathSync(m[2]);
+    for (const candidate of [m[2], real, m[2].replace(/^\/lib\//, "/usr/lib/"), real.replace(/^\/usr\/lib\//, "/lib/")]) {
+      const r = sh("dpkg", ["-S", candidate]);
+      if (r.status === 0) {
+        pkg = r.stdout.split(":")[0].trim();
+        break;
+      }
+    }
+    if (!pkg) problems.push(`${so} (${m[2]}): no package owns it`);
+    else owner.set(so, pkg);
+  }
+  // What the runtime image has: the listed packages, their dependencies, the base's required set.
+  const deps = sh("apt-cache", ["depends", "--recurse", "--no-recommends", "--no-suggests", "--no-conflicts",
+    "--no-breaks", "--no-replaces", "--no-enhances", ...runtimePackages]);
+  const out = deps.stdout || "";
+  const closure = new Set([
+    ...[...out.matchAll(/^([a-z0-9][a-z0-9+.-]+)$/gm)].map((m) => m[1]),
+    ...[...out.matchAll(/^\s*\|?(?:Pre)?Depends:\s*<?([a-z0-9][a-z0-9+.-]+)>?\s*$/gm)].map((m) => m[1]),
+  ]);
+  for (const p of runtimePackages) closure.add(p);
+  for (const [so, pkg] of owner) {
+    const name = pkg.replace(/:.*$/, "");
+    if (closure.has(name)) continue;
+    const prio = /^Priority:\s*(\S+)/m.exec(sh("apt-cache", ["show", "--no-all-versions", name]).stdout || "")?.[1];
+    if (prio !== "required") problems.push(`${so} comes from ${name}, which the runtime stage does not install (nor anything it depends on)`);
+  }
+  const providers = new Set([...owner.values()].map((p) => p.replace(/:.*$/, "")));
+  for (const p of runtimePackages) {
+    if (/^lib/.test(p) && !providers.has(p)) problems.push(`${p} is installed but provides none of the libraries cronledger links`);
+  }
+  check(`deploy/Dockerfile: the runtime stage provides every library cronledger links (${sonames.length} NEEDED)`, problems);
+}
+
+console.log(`\n${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);

@@ -1,0 +1,76 @@
+#!/usr/bin/env node
+// The StatefulSet's arguments of every overlay, given to the real `cronledger run`: they must get
+// past flag parsing and the run configuration's own checks (e.g. --shadow needs the batch/v1
+// resource) and stop only at the kubeconfig, which we point at a file that does not exist — so
+// nothing connects anywhere and no ledger is opened. Paths (--data-dir, --token-file) are moved
+// into a temporary directory. Self-check: the same arguments plus an unknown flag must be refused
+// at parsing, so the test can tell the two outcomes apart.
+// Usage: node tests/deploy/run_flags.mjs --root REPO --cronledger BIN
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { render } from "./lib/kustomize.mjs";
+import { expandedArgs } from "./lib/checks.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const argv = process.argv.slice(2);
+const opt = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
+const root = path.resolve(opt("--root", path.join(here, "../..")));
+const bin = opt("--cronledger") && path.resolve(opt("--cronledger"));
+if (!bin || !fs.existsSync(bin)) {
+  console.error(`run_flags.mjs: --cronledger BIN is required (got ${bin})`);
+  process.exit(1);
+}
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "cronledger-deploy-flags-"));
+const kubeconfig = path.join(tmp, "no-such-kubeconfig");
+let passed = 0;
+let failed = 0;
+function check(name, problems) {
+  if (problems.length === 0) {
+    passed++;
+    console.log(`ok - ${name}`);
+  } else {
+    failed++;
+    console.log(`not ok - ${name}`);
+    for (const p of problems) console.log(`    ${p}`);
+  }
+}
+
+function runCli(args) {
+  const r = spawnSync(bin, args, { encoding: "utf8", timeout: 30000, cwd: tmp, env: { PATH: process.env.PATH, HOME: tmp } });
+  return { code: r.status, err: `${r.stderr || ""}${r.error ? r.error.message : ""}` };
+}
+
+const overlaysDir = path.join(root, "deploy/kubernetes/overlays");
+const overlays = fs.readdirSync(overlaysDir).filter((d) => fs.statSync(path.join(overlaysDir, d)).isDirectory()).sort();
+check("overlays found", overlays.length >= 2 ? [] : [`only ${overlays.length} overlays under ${overlaysDir}`]);
+for (const name of overlays) {
+  const sts = render(path.join(overlaysDir, name)).find((o) => o.kind === "StatefulSet");
+  const container = sts?.spec.template.spec.containers.find((c) => c.name === "cronledger");
+  if (!container) {
+    check(`${name}: has the cronledger container`, ["no StatefulSet container named cronledger"]);
+    continue;
+  }
+  const args = expandedArgs(container, { namespace: sts.metadata.namespace, name: `${sts.metadata.name}-0` }).map((a) => {
+    const m = /^--(data-dir|token-file)=(.*)$/.exec(a);
+    return m ? `--${m[1]}=${path.join(tmp, name, m[2])}` : a;
+  });
+  const accepted = runCli([...args, `--kubeconfig=${kubeconfig}`]);
+  const problems = [];
+  if (!/kubeconfig:/.test(accepted.err)) {
+    problems.push(`\`cronledger ${container.args.join(" ")}\` did not reach the kubeconfig step (exit ${accepted.code}): ${accepted.err.trim().split("\n")[0]}`);
+  }
+  if (fs.existsSync(path.join(tmp, name))) problems.push("a data directory was created before the kubeconfig was read");
+  check(`${name}: cronledger accepts the StatefulSet's arguments (${container.args.slice(1).join(" ")})`, problems);
+
+  const refused = runCli([...args, "--no-such-flag", `--kubeconfig=${kubeconfig}`]);
+  check(`${name}: self-check: an unknown flag is refused before the kubeconfig step`,
+    refused.code === 2 && !/kubeconfig:/.test(refused.err) && /no-such-flag/.test(refused.err)
+      ? [] : [`exit ${refused.code}: ${refused.err.trim().split("\n")[0]}`]);
+}
+fs.rmSync(tmp, { recursive: true, force: true });
+console.log(`\n${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
