@@ -5,7 +5,8 @@
 #
 # Usage: scripts/install-deps.sh [--test|--dev]
 #   (none)  what building and running cronledger needs
-#   --test  plus what the test suite needs (headless Chromium for the timeline page, kcat)
+#   --test  plus what the test suite needs (headless Chromium for the timeline page, kcat, Node.js
+#           and tests/deploy's npm packages)
 #   --dev   plus the fuzzing and benchmark-peer tools (clang-14/libFuzzer, Go + robfig/cron)
 set -euo pipefail
 
@@ -22,6 +23,10 @@ dev_extra=(
   golang-go golang-github-robfig-cron-dev
 )
 
+# The deploy tests (tests/deploy) run on Node.js: Debian's nodejs/npm where the machine has none.
+if ! command -v node >/dev/null 2>&1; then test_extra+=(nodejs); fi
+if ! command -v npm >/dev/null 2>&1; then test_extra+=(npm); fi
+
 want=("${runtime_and_build[@]}")
 case "${1:-}" in
   "") ;;
@@ -30,6 +35,22 @@ case "${1:-}" in
   *) echo "usage: $0 [--test|--dev]" >&2; exit 2 ;;
 esac
 
+# tests/deploy's npm dependencies (pinned by its package-lock.json), for --test and --dev:
+# `npm ci` again only when the lock file changed since the last install.
+npm_deploy_tests() {
+  [[ -n "${1:-}" ]] || return 0
+  local dir stamp sum
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/deploy"
+  [[ -f "$dir/package-lock.json" ]] || return 0
+  stamp="$dir/node_modules/.install-deps.sha256"
+  sum="$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)"
+  if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$sum" ]]; then
+    echo "install-deps: npm ci in tests/deploy" >&2
+    npm ci --prefix "$dir" --no-audit --no-fund --prefer-offline --loglevel=error >&2
+    echo "$sum" >"$stamp"
+  fi
+}
+
 missing=()
 for p in "${want[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
@@ -37,6 +58,7 @@ for p in "${want[@]}"; do
   fi
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
+  npm_deploy_tests "${1:-}"
   exit 0
 fi
 
@@ -49,3 +71,4 @@ if [[ -z "$(find "$lists" -maxdepth 1 -name '*_Packages*' -mmin -1440 2>/dev/nul
 fi
 echo "install-deps: installing ${missing[*]}" >&2
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+npm_deploy_tests "${1:-}"
