@@ -113,12 +113,18 @@ if (!haveLists) {
   console.log("# apt has no package lists (run apt-get update): skipped");
   process.exit(77);
 }
+// One apt-cache call for all packages (each call loads apt's whole cache: about a second).
 const missing = [];
+const policy = new Map();
+for (const section of (sh("apt-cache", ["policy", ...runtimePackages]).stdout || "").split(/^(?=\S+:$)/m)) {
+  const name = /^(\S+):$/m.exec(section)?.[1];
+  if (name) policy.set(name, section);
+}
 for (const p of runtimePackages) {
-  const r = sh("apt-cache", ["policy", p]);
-  const candidate = /Candidate:\s*(\S+)/.exec(r.stdout || "")?.[1];
+  const section = policy.get(p) || "";
+  const candidate = /Candidate:\s*(\S+)/.exec(section)?.[1];
   if (!candidate || candidate === "(none)") missing.push(`${p}: no candidate in apt's lists`);
-  else if (!/bookworm|\/var\/lib\/dpkg\/status/.test(r.stdout)) missing.push(`${p}: not from Debian 12 (bookworm)`);
+  else if (!/bookworm|\/var\/lib\/dpkg\/status/.test(section)) missing.push(`${p}: not from Debian 12 (bookworm)`);
 }
 check(`deploy/Dockerfile: runtime packages exist in Debian 12 (${runtimePackages.join(" ")})`, missing);
 
@@ -131,22 +137,24 @@ if (bin) {
   const sonames = needed.filter((s) => !/^lib(a|ub|t|l)san\.so/.test(s));
   const ldcache = sh("ldconfig", ["-p"]).stdout || "";
   const owner = new Map();
+  const paths = new Map(); // soname → candidate paths (merged /usr: dpkg may know either spelling)
   for (const so of sonames) {
     const m = new RegExp(`^\\s*${so.replace(/[.+]/g, "\\$&")} \\(([^)]*)\\) => (\\S+)`, "m").exec(ldcache);
     if (!m) {
       problems.push(`${so}: not in the linker cache`);
       continue;
     }
-    let pkg = null;
     const real = fs.realpathSync(m[2]);
-    for (const candidate of [m[2], real, m[2].replace(/^\/lib\//, "/usr/lib/"), real.replace(/^\/usr\/lib\//, "/lib/")]) {
-      const r = sh("dpkg", ["-S", candidate]);
-      if (r.status === 0) {
-        pkg = r.stdout.split(":")[0].trim();
-        break;
-      }
-    }
-    if (!pkg) problems.push(`${so} (${m[2]}): no package owns it`);
+    paths.set(so, [...new Set([m[2], real].flatMap((x) => [x, x.replace(/^\/usr\/lib\//, "/lib/"), x.replace(/^\/lib\//, "/usr/lib/")]))]);
+  }
+  const byPath = new Map();
+  for (const line of (sh("dpkg", ["-S", ...[...paths.values()].flat()]).stdout || "").split("\n")) {
+    const m = /^([^:]+(?::[a-z0-9]+)?): (\/.*)$/.exec(line);
+    if (m) byPath.set(m[2], m[1].split(":")[0]);
+  }
+  for (const [so, candidates] of paths) {
+    const pkg = candidates.map((c) => byPath.get(c)).find(Boolean);
+    if (!pkg) problems.push(`${so} (${candidates[0]}): no package owns it`);
     else owner.set(so, pkg);
   }
   // What the runtime image has: the listed packages, their dependencies, the base's required set.
@@ -158,13 +166,21 @@ if (bin) {
     ...[...out.matchAll(/^\s*\|?(?:Pre)?Depends:\s*<?([a-z0-9][a-z0-9+.-]+)>?\s*$/gm)].map((m) => m[1]),
   ]);
   for (const p of runtimePackages) closure.add(p);
-  for (const [so, pkg] of owner) {
-    const name = pkg.replace(/:.*$/, "");
-    if (closure.has(name)) continue;
-    const prio = /^Priority:\s*(\S+)/m.exec(sh("apt-cache", ["show", "--no-all-versions", name]).stdout || "")?.[1];
-    if (prio !== "required") problems.push(`${so} comes from ${name}, which the runtime stage does not install (nor anything it depends on)`);
+  const outside = [...new Set([...owner.values()].filter((p) => !closure.has(p)))];
+  const priority = new Map();
+  if (outside.length) {
+    for (const stanza of (sh("apt-cache", ["show", "--no-all-versions", ...outside]).stdout || "").split(/\n\n+/)) {
+      const name = /^Package:\s*(\S+)/m.exec(stanza)?.[1];
+      if (name) priority.set(name, /^Priority:\s*(\S+)/m.exec(stanza)?.[1]);
+    }
   }
-  const providers = new Set([...owner.values()].map((p) => p.replace(/:.*$/, "")));
+  for (const [so, pkg] of owner) {
+    // Priority: required is in every Debian image, debian:12-slim included.
+    if (!closure.has(pkg) && priority.get(pkg) !== "required") {
+      problems.push(`${so} comes from ${pkg}, which the runtime stage does not install (nor anything it depends on)`);
+    }
+  }
+  const providers = new Set(owner.values());
   for (const p of runtimePackages) {
     if (/^lib/.test(p) && !providers.has(p)) problems.push(`${p} is installed but provides none of the libraries cronledger links`);
   }
