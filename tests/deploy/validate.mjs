@@ -106,6 +106,10 @@ function documentProblems(o) {
     if (!validateKafkaTopic(o)) p.push(`KafkaTopic: ${formatErrors(validateKafkaTopic.errors)}`);
     p.push(...objectMetaProblems(o, k8s));
     if (!o.metadata?.labels?.["strimzi.io/cluster"]) p.push("KafkaTopic needs the strimzi.io/cluster label (the Topic Operator ignores it otherwise)");
+    const isr = Number(o.spec?.config?.["min.insync.replicas"]);
+    if (o.spec?.replicas && isr > o.spec.replicas) {
+      p.push(`min.insync.replicas ${isr} > replicas ${o.spec.replicas}: every acks=all write would fail`);
+    }
     return p;
   }
   const p = builtinObjectProblems(o, k8s);
