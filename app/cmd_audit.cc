@@ -64,7 +64,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     std::fprintf(io.err, "cronledger audit: %s\n%s", s.message().c_str(), kUsage);
     return kExitUsage;
   }
-  auto ledger = OpenLedgerForAudit(flags.GetOr("data-dir", "./data"));
+  auto ledger = OpenLedgerForAudit(flags.GetOr("data-dir", "./data"), kOneShotRefresh);
   if (!ledger.ok()) {
     std::fprintf(io.err, "cronledger audit: %s\n", ledger.status().ToString().c_str());
     return kExitFailure;

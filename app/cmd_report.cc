@@ -52,7 +52,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   if (!until.ok()) return Usage(io, until.status().message());
   auto tzdb = model::OpenSystemTimeZoneDb({flags.GetOr("zoneinfo", "/usr/share/zoneinfo"), "UTC"});
   if (!tzdb.ok()) return Usage(io, "--zoneinfo: " + tzdb.status().message());
-  auto ledger = OpenLedgerForAudit(flags.GetOr("data-dir", "./data"));
+  auto ledger = OpenLedgerForAudit(flags.GetOr("data-dir", "./data"), kOneShotRefresh);
   if (!ledger.ok()) {
     std::fprintf(io.err, "cronledger report: %s\n", ledger.status().ToString().c_str());
     return kExitFailure;

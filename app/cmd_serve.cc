@@ -15,8 +15,11 @@ namespace {
 constexpr const char* kUsage =
     "usage: cronledger serve --listen HOST:PORT --token-file F [--data-dir DIR]\n"
     "                        [--tls-cert PEM --tls-key PEM] [--rate N] [--burst N]\n"
-    "                        [--zoneinfo DIR]\n"
+    "                        [--zoneinfo DIR] [--refresh DUR]\n"
     "Serves the audit API (/v1/...), /metrics, /healthz, /readyz and the timeline page (/).\n"
+    "The store is opened read-only: a running `cronledger run` or `ingest` may hold it. Answers\n"
+    "lag its writer by at most --refresh (Go duration, default 1s; 0s: catch up before every\n"
+    "read).\n"
     "Port 0 picks a free port. Prints \"listening on URL\" once ready; stops on SIGINT/SIGTERM.\n";
 
 int Usage(const CommandIo& io, const std::string& why) {
@@ -38,7 +41,7 @@ Result<double> PositiveFlag(const Flags& flags, const std::string& name, double 
 int Run(const std::vector<std::string>& args, const CommandIo& io) {
   Flags flags;
   flags.Value("data-dir").Value("listen").Value("token-file").Value("tls-cert").Value("tls-key");
-  flags.Value("rate").Value("burst").Value("zoneinfo");
+  flags.Value("rate").Value("burst").Value("zoneinfo").Value("refresh");
   Status s = flags.Parse(args);
   if (!s.ok()) return Usage(io, s.message());
   if (!flags.Has("listen") || !flags.Has("token-file")) {
@@ -59,7 +62,11 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   o.api.rate_burst = *burst;
   auto tzdb = model::OpenSystemTimeZoneDb({o.api.zoneinfo_dir, "UTC"});
   if (!tzdb.ok()) return Usage(io, "--zoneinfo: " + tzdb.status().message());
-  auto ledger = OpenLedgerForAudit(o.api.data_dir);
+  auto refresh = ParseGoDuration(flags.GetOr("refresh", "1s"));
+  if (!refresh.ok() || *refresh < Duration::zero()) {
+    return Usage(io, "--refresh: expected a Go duration such as 1s or 500ms");
+  }
+  auto ledger = OpenLedgerForAudit(o.api.data_dir, *refresh);
   if (!ledger.ok()) {
     std::fprintf(io.err, "cronledger serve: %s\n", ledger.status().ToString().c_str());
     return kExitFailure;

@@ -5,15 +5,16 @@
 
 namespace cronledger::app {
 
-Result<std::unique_ptr<store::Ledger>> OpenLedgerForAudit(const std::string& data_dir) {
+Result<std::unique_ptr<store::Ledger>> OpenLedgerForAudit(const std::string& data_dir,
+                                                          Duration refresh) {
   std::error_code ec;
   if (!std::filesystem::is_directory(data_dir, ec)) {
     return Status::NotFound("no ledger at " + data_dir);
   }
   store::LedgerOptions o;
   o.path = data_dir;
-  o.create_if_missing = false;
-  o.sync = store::SyncMode::kNone;  // nothing is written
+  o.read_only = true;
+  o.read_only_refresh = refresh;
   return store::Ledger::Open(o);
 }
 

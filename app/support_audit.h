@@ -14,10 +14,15 @@
 
 namespace cronledger::app {
 
-// Opens an existing ledger for reading. store::Ledger has no read-only or secondary open, so
-// this is a normal open (it takes RocksDB's lock: a running controller on the same directory
-// makes it fail) that the audit commands never write to (docs/audit.md "Read-only").
-Result<std::unique_ptr<store::Ledger>> OpenLedgerForAudit(const std::string& data_dir);
+// Opens an existing ledger read-only (store::LedgerOptions::read_only: a RocksDB secondary
+// instance), so the audit commands work while `cronledger run` or `ingest` holds the store open
+// (docs/audit.md "Read-only"). The ledger catches up with the writer on open, and before a read
+// call once the last catch-up is older than `refresh`. NotFound when there is no ledger.
+Result<std::unique_ptr<store::Ledger>> OpenLedgerForAudit(const std::string& data_dir,
+                                                          Duration refresh);
+
+// One-shot commands (audit, report) answer from the state at open: no catch-up afterwards.
+inline constexpr Duration kOneShotRefresh = std::chrono::hours(24);
 
 // An optional RFC 3339 flag; InvalidArgument names the flag.
 Result<std::optional<Time>> TimeFlag(const Flags& flags, const std::string& name);

@@ -9,7 +9,8 @@
 
 #include "model/json.h"
 #include "store/test_util.h"
-#include "tests/audit/cli.h"
+#include "tests/audit/serve.h"
+#include "tests/testing/cli.h"
 
 namespace cronledger::audit {
 namespace {
@@ -17,19 +18,12 @@ namespace {
 constexpr const char* kChromium = "/usr/bin/chromium";
 
 std::string Chromium(const std::string& profile, const std::string& mode, const std::string& url) {
-  const std::string cmd = std::string(kChromium) +
-                          " --headless --no-sandbox --disable-gpu --disable-background-networking"
-                          " --disable-component-update --disable-sync --no-first-run"
-                          " --disable-dev-shm-usage --virtual-time-budget=30000"
-                          " --window-size=1400,1800 --user-data-dir=" +
-                          profile + " " + mode + " '" + url + "' 2>/dev/null";
-  std::FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
+  return cli_test::Run({kChromium, "--headless", "--no-sandbox", "--disable-gpu",
+                        "--disable-background-networking", "--disable-component-update",
+                        "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
+                        "--virtual-time-budget=30000", "--window-size=1400,1800",
+                        "--user-data-dir=" + profile, mode, url})
+      .out;
 }
 
 // The HTML of the CronJob's section, from its data-cronjob attribute to the section's end.
@@ -53,23 +47,25 @@ TEST(TimelinePage, RendersMarksForEveryFireTimeInHeadlessChromium) {
   }
   store::testing::TempDir dir;
   const auto sim =
-      testing::Cli("simulate " + testing::SourceDir() +
-                   "/deploy/samples --duration 12h -o json --data-dir " + dir.Sub("data"));
+      cli_test::Cli("simulate " + cli_test::SourceDir() +
+                    "/deploy/samples --duration 12h -o json --data-dir " + dir.Sub("data"));
   ASSERT_EQ(sim.exit_code, 0) << sim.out;
   // The API's own answer for the suspended CronJob, to compare the page against.
   const auto api = model::ParseJson(
-      testing::Cli("report adherence --cronjob platform/legacy-migration -o json --data-dir " +
-                   dir.Sub("data"))
+      cli_test::Cli("report adherence --cronjob platform/legacy-migration -o json --data-dir " +
+                    dir.Sub("data"))
           .out);
   ASSERT_TRUE(api.ok());
   const uint64_t expected = (*api)["items"][0]["expected"].get<uint64_t>();
   const uint64_t suspended = (*api)["items"][0]["skippedByReason"].value("Suspended", 0u);
   const uint64_t unaccounted = (*api)["items"][0]["unaccounted"].get<uint64_t>();
+  const uint64_t held = (*api)["items"][0]["pendingHeld"].get<uint64_t>();
   ASSERT_GT(suspended, 0u);
+  EXPECT_EQ(held, 1u);
 
-  // serve holds the store's RocksDB lock, so the report above runs before it starts.
+  // serve opens the store read-only; the report above is what the page must show.
   std::ofstream(dir.Sub("token")) << "page-token\n";
-  testing::ServeProcess serve(dir.Sub("data"), dir.Sub("token"));
+  ServeProcess serve(dir.Sub("data"), dir.Sub("token"));
   ASSERT_NE(serve.port(), 0);
 
   const std::string url = serve.url() + "/#token=page-token";
@@ -79,7 +75,9 @@ TEST(TimelinePage, RendersMarksForEveryFireTimeInHeadlessChromium) {
   ASSERT_FALSE(legacy.empty()) << dom.substr(0, 4000);
   EXPECT_NE(legacy.find("data-expected=\"" + std::to_string(expected) + "\""), std::string::npos);
   EXPECT_EQ(Count(legacy, "class=\"mark skipped\""), suspended) << legacy.substr(0, 2000);
-  EXPECT_EQ(Count(legacy, "data-reason=\"Suspended\""), suspended);
+  // The newest fire time is held pending by the controller's accounting, with reason Suspended.
+  EXPECT_EQ(Count(legacy, "data-held=\"true\""), held);
+  EXPECT_EQ(Count(legacy, "data-reason=\"Suspended\""), suspended + held);
   EXPECT_EQ(Count(legacy, "class=\"mark unaccounted\""), unaccounted);
   EXPECT_EQ(Count(legacy, "class=\"mark created"), 0u);
   // A running CronJob shows created marks.
