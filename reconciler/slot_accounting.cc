@@ -65,6 +65,7 @@ std::string SlotAccountant::ReasonFor(Time slot, const std::string& situational)
 
 void SlotAccountant::End(Time slot, const std::string& reason) {
   if (!IsNew(slot)) return;
+  if (AdoptNow(slot)) return;
   records_.push_back({model::DecisionAction::kSkipped, slot, std::nullopt, ReasonFor(slot, reason),
                       "fire time ended without a Job"});
   state_.accounted_through = slot;
@@ -125,6 +126,9 @@ void SlotAccountant::EndOlderKeepLatest(const Schedule& schedule, const std::str
   const Time latest = due.individual.back();
   const std::string why = too_late && latest <= *too_late ? std::string(reason::kTooLate) : reason;
   EndBefore(due, latest, why);
+  // Not started in this pass, but its Job may exist already (lastScheduleTime = it after a pass
+  // that was cut off past its status write): then it is accounted now, not kept pending.
+  if (AdoptNow(latest)) return;
   Pend(latest, why);
 }
 
@@ -149,9 +153,24 @@ bool SlotAccountant::Created(Time slot) {
   return true;
 }
 
+void SlotAccountant::AdoptExistingJobs(std::function<bool(Time)> has_job) {
+  has_job_ = std::move(has_job);
+}
+
+bool SlotAccountant::AdoptNow(Time slot) {
+  if (!has_job_ || !IsNew(slot) || !has_job_(slot)) return false;
+  records_.push_back({model::DecisionAction::kCreateJob, slot, std::nullopt, "",
+                      std::string(kAdoptedUnaccountedMessage)});
+  state_.accounted_through = slot;
+  return true;
+}
+
 std::vector<SlotRecord> SlotAccountant::TakeRecords() { return std::exchange(records_, {}); }
 
 model::AccountingState SlotAccountant::Finish() {
+  // Pin the initial anchor: later passes must not take it from lastScheduleTime again, which a
+  // pass interrupted after its status write may have moved past a fire time it never accounted.
+  if (!state_.accounted_through) state_.accounted_through = default_anchor_;
   // Forget bookkeeping that no longer refers to unaccounted fire times.
   const Time through = anchor();
   if (state_.pending_slot && *state_.pending_slot <= through) {

@@ -10,8 +10,10 @@
 // later (Forbid, suspend, failed create...) and stays "pending" with the reason it will get if it
 // never starts.
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/decision.h"
@@ -23,6 +25,12 @@ namespace cronledger::reconciler {
 // At most this many fire times are recorded individually per pass; older ones are summarised in
 // one TooManyMissed range record (an outage of years must not produce millions of records).
 inline constexpr size_t kMaxIndividualSlots = 100;
+
+// The message of a createJob record for a fire time whose Job was found, not created, by the pass
+// that accounts it (SlotAccountant::AdoptNow).
+inline constexpr std::string_view kAdoptedUnaccountedMessage =
+    "the Job of this fire time exists but no completed pass accounted it (a pass that created it "
+    "was interrupted); adopted";
 
 struct DueSlots {
   // When set: every fire time in [range->first, range->second] (more than kMaxIndividualSlots
@@ -57,8 +65,9 @@ class SlotAccountant {
   // Deletion: every due fire time ends now with `reason`.
   void EndAllDue(const Schedule& schedule, const std::string& reason);
   // No fire time is acted on (suspend, deadline passed, estimate overshoot): older due fire
-  // times end with `reason`; the most recent stays pending with `reason`. When the most recent
-  // one is at or before `too_late` (now - startingDeadlineSeconds), the reason is TooLate.
+  // times end with `reason`; the most recent stays pending with `reason` (or is adopted when its
+  // Job exists, see AdoptExistingJobs). When the most recent one is at or before `too_late`
+  // (now - startingDeadlineSeconds), the reason is TooLate.
   void EndOlderKeepLatest(const Schedule& schedule, const std::string& reason,
                           std::optional<Time> too_late = std::nullopt);
   // The pass acts on `slot`: due fire times before it end (Superseded, or TooManyMissed when
@@ -69,6 +78,17 @@ class SlotAccountant {
   // A Job exists for `slot` (created, or adopted after AlreadyExists). Returns true when the caller
   // must write the terminal createJob record (false: the slot was already accounted).
   bool Created(Time slot);
+  // Recovery of an interrupted pass (docs/reconciler.md "Jobs the accounting has not seen"): a
+  // fire time that ends now without being acted on, but whose Job exists (by its deterministic
+  // name, or as lastScheduleTime / an active entry), gets a createJob record (adopted) instead of
+  // a skip. `has_job` answers for a fire time; unset = no adoption (a first pass: fire times with
+  // a Job before cronledger's first pass are taken as handled).
+  void AdoptExistingJobs(std::function<bool(Time)> has_job);
+  // The fire time is not yet accounted and a Job exists for it: ends it with createJob (adopted).
+  // Returns false when it was already accounted or adoption is off.
+  bool AdoptNow(Time slot);
+  // Whether `slot` is after everything accounted so far.
+  bool IsNew(Time slot) const { return slot > anchor(); }
   // The CronJob is suspended: fire times that end without a Job up to the first pass that finds it
   // resumed get Suspended (upstream processes the resume immediately, as an update event).
   void Suspend();
@@ -82,7 +102,6 @@ class SlotAccountant {
 
  private:
   Time anchor() const;
-  bool IsNew(Time slot) const { return slot > anchor(); }
   std::string ReasonFor(Time slot, const std::string& situational) const;
   void EndBefore(const DueSlots& due, std::optional<Time> limit, const std::string& reason);
   void End(Time slot, const std::string& reason);
@@ -90,6 +109,7 @@ class SlotAccountant {
   model::AccountingState state_;
   Time default_anchor_;
   Time now_;
+  std::function<bool(Time)> has_job_;
   std::vector<SlotRecord> records_;
 };
 

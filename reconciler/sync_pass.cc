@@ -45,6 +45,11 @@ SyncPass::SyncPass(const SyncInput& in)
 Step SyncPass::Run() {
   // spec §3: owned jobs, then cleanup (flag A), then syncCronJob (flag B) on the same list.
   owned_ = OwnedJobs(in_.cron_job, in_.jobs);
+  if (in_.accounting.accounted_through) {
+    // Not on a first pass: fire times with a Job before cronledger's first pass are taken as
+    // handled (the initial anchor), and `cronledger decide` without accounting is unchanged.
+    accountant_.AdoptExistingJobs([this](Time slot) { return HasJob(slot); });
+  }
   Flow flow = Flow::kContinue;
   if (in_.options.history_cleanup) flow = Cleanup();
   if (flow == Flow::kContinue) flow = ReconcileOwnedJobs();
@@ -115,6 +120,18 @@ void SyncPass::Emit(const char* type, const std::string& reason, const std::stri
   out_.decisions.push_back(std::move(d));
 }
 
+// A Job exists for the fire time, whether or not any pass accounted it: the owned Jobs of the
+// cache by the slot's deterministic name (spec §8), or the CronJob's status (spec §6.8).
+bool SyncPass::HasJob(Time slot) const {
+  const std::string name = JobName(in_.cron_job.metadata.name, slot);
+  if (work_.status.last_schedule_time == slot) return true;
+  for (const auto& r : work_.status.active) {
+    if (r.name == name && r.namespace_ == work_.metadata.namespace_) return true;
+  }
+  return std::any_of(owned_.begin(), owned_.end(),
+                     [&](const model::Job* j) { return j->metadata.name == name; });
+}
+
 void SyncPass::DrainSlotRecords() {
   for (auto& r : accountant_.TakeRecords()) {
     model::Decision d = NewRecord(r.action);
@@ -123,6 +140,12 @@ void SyncPass::DrainSlotRecords() {
     d.reason = std::move(r.reason);
     if (r.scheduled_time && r.action != DecisionAction::kSkipped) {
       d.job_name = JobName(in_.cron_job.metadata.name, *r.scheduled_time);
+    }
+    if (r.scheduled_time && r.action == DecisionAction::kCreateJob) {
+      // Adopted: the Job as this CronJob requests it for the fire time (the one that exists
+      // carries the same name; its template may have been older).
+      auto request = BuildJob(work_, *r.scheduled_time, *in_.tzdb);
+      if (request.ok()) d.job_object = std::move(*request);
     }
     if (!r.message.empty()) d.message = std::move(r.message);
     out_.decisions.push_back(std::move(d));

@@ -31,6 +31,7 @@ class SyncPass {
   void Emit(const char* type, const std::string& reason, const std::string& message);
   model::Decision NewRecord(model::DecisionAction action) const;
   void DrainSlotRecords();
+  bool HasJob(Time slot) const;
   Flow Fail(const std::string& error);
   Flow DeleteJob(const std::string& ns, const std::string& name, const std::string& uid,
                  bool* deleted);

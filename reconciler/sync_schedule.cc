@@ -138,7 +138,10 @@ SyncPass::Flow SyncPass::ActOnSlot(Time slot) {
   }
   const std::string name = JobName(work_.metadata.name, slot);
   if (InActiveByName(work_, name) || work_.status.last_schedule_time == slot) {
-    accountant_.Pend(slot, std::string(skip::kAlreadyProcessed));
+    // Already processed, so a Job was created for it. When no completed pass accounted it (the
+    // pass that created it was cut off after its status write), this pass records it: createJob
+    // (adopted). Upstream's behaviour is unchanged: nothing is called.
+    if (!accountant_.AdoptNow(slot)) accountant_.Pend(slot, std::string(skip::kAlreadyProcessed));
     return Requeue();
   }
   if (work_.spec.concurrency_policy == "Forbid" && !work_.status.active.empty()) {
