@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "controller/actuator.h"
@@ -35,6 +36,10 @@ struct ControllerOptions {
   int workers = 2;
   reconciler::DecideOptions decide;
   RateLimiterOptions rate_limiter;
+  // The IANA name of the zone the TimeZoneDb's Local() is (what it was opened with:
+  // model::SystemTimeZoneDbOptions::local_zone, default UTC). Recorded as the "localTimeZone"
+  // ConfigChange so that replay and `why` know the zone; Open fails when it is not that zone.
+  std::string local_time_zone = "UTC";
 };
 
 struct ControllerStats {

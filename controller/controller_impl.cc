@@ -1,6 +1,9 @@
 #include "controller/controller_impl.h"
 
+#include <string>
 #include <utility>
+
+#include "controller/local_zone.h"
 
 namespace cronledger::controller {
 
@@ -10,7 +13,10 @@ Result<std::unique_ptr<Controller>> Controller::Open(const ControllerOptions& op
                                                      const MonotonicClock& mono,
                                                      const model::TimeZoneDb& tzdb) {
   if (options.workers < 1) return Status::InvalidArgument("controller: workers must be >= 1");
-  auto impl = std::make_unique<ControllerImpl>(options, ledger, actuator, wall, mono, tzdb);
+  CL_ASSIGN_OR_RETURN(std::string local_zone, LocalZoneName(tzdb, options.local_time_zone));
+  ControllerOptions checked = options;
+  checked.local_time_zone = std::move(local_zone);
+  auto impl = std::make_unique<ControllerImpl>(checked, ledger, actuator, wall, mono, tzdb);
   CL_RETURN_IF_ERROR(impl->Init());
   return std::unique_ptr<Controller>(std::move(impl));
 }
@@ -33,7 +39,8 @@ Status ControllerImpl::Init() {
   store::UnitOfWork unit;
   unit.inputs.emplace_back(model::ConfigChange{now, "historyCleanup",
                                                options_.decide.history_cleanup ? "true" : "false"});
-  unit.inputs.emplace_back(model::ConfigChange{now, "localTimeZone", tzdb_.Local()->name()});
+  // The zone's IANA name (checked by Open), not Local()->name(), which is always "Local".
+  unit.inputs.emplace_back(model::ConfigChange{now, "localTimeZone", options_.local_time_zone});
   return ledger_.Commit(std::move(unit)).status();
 }
 

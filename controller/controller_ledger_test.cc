@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "controller/controller_impl.h"
+#include "controller/local_zone.h"
 #include "controller/pass_replay.h"
 #include "controller/testing/harness.h"
 #include "model/api_call.h"
@@ -231,6 +232,61 @@ TEST(ControllerLedgerTest, ControllerStateBlobRoundTripsAndIsTiedToTheUid) {
   EXPECT_EQ(back->second, s);
   EXPECT_EQ(EncodeControllerState(back->first, back->second), blob);
   EXPECT_TRUE(DecodeControllerState("{}").status().IsCorruption());
+}
+
+TEST(ControllerLedgerTest, RecordsTheIanaNameOfTheLocalZone) {
+  // The localTimeZone ConfigChange names the zone (replay and `why` show it), not "Local".
+  Harness utc(At(12, 0, 30));
+  auto utc_config = utc.InputsOf<model::ConfigChange>();
+  ASSERT_EQ(utc_config.size(), 2u);
+  EXPECT_EQ(utc_config[1].key, "localTimeZone");
+  EXPECT_EQ(utc_config[1].value, "UTC");
+
+  ControllerOptions berlin_options;
+  berlin_options.local_time_zone = "Europe/Berlin";
+  Harness berlin(At(12, 0, 30), berlin_options);
+  berlin.cluster().PutCronJob(CronJobManifest("local", "0 13 * * *"));  // 13:00 Berlin
+  berlin.RunUntil(At(12, 1));
+  auto config = berlin.InputsOf<model::ConfigChange>();
+  ASSERT_EQ(config.size(), 2u);
+  EXPECT_EQ(config[1].value, "Europe/Berlin");
+  // The passes replay with the zone they ran with, and refuse another one.
+  auto same = ReplayPasses(berlin.ledger(), berlin.tzdb());
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  EXPECT_EQ(same->mismatches, 0u);
+  EXPECT_EQ(ReplayPasses(berlin.ledger(), utc.tzdb()).status().code(),
+            Status::Code::kFailedPrecondition);
+  // 13:00 in Berlin is 12:00Z in January: the Job of that slot was created.
+  berlin.RunUntil(At(12, 0).AddSeconds(24 * 3600 + 30));
+  EXPECT_EQ(berlin.cluster().Created().count(
+                reconciler::JobName("local", At(12, 0).AddSeconds(24 * 3600))),
+            1u);
+}
+
+TEST(ControllerLedgerTest, OpenRefusesALocalZoneNameThatIsNotTheDatabasesLocal) {
+  auto utc_db = model::OpenSystemTimeZoneDb({});
+  ASSERT_TRUE(utc_db.ok());
+  EXPECT_EQ(LocalZoneName(**utc_db, "").value(), "UTC");
+  EXPECT_EQ(LocalZoneName(**utc_db, "Etc/UTC").value(), "Etc/UTC");  // the same zone
+  EXPECT_FALSE(LocalZoneName(**utc_db, "Europe/Berlin").ok());
+  EXPECT_FALSE(LocalZoneName(**utc_db, "Local").ok());
+  EXPECT_FALSE(LocalZoneName(**utc_db, "No/Such_Zone").ok());
+  auto kolkata = model::OpenSystemTimeZoneDb({.local_zone = "Asia/Kolkata"});
+  ASSERT_TRUE(kolkata.ok());
+  EXPECT_EQ(LocalZoneName(**kolkata, "Asia/Kolkata").value(), "Asia/Kolkata");
+  EXPECT_FALSE(LocalZoneName(**kolkata, "UTC").ok());
+
+  store::testing::TempDir dir;
+  store::LedgerOptions lo;
+  lo.path = dir.Sub("ledger");
+  auto ledger = store::Ledger::Open(lo);
+  ASSERT_TRUE(ledger.ok());
+  ManualClock clock(At(12, 0));
+  testing::FakeActuator cluster(clock);
+  ControllerOptions wrong;
+  wrong.local_time_zone = "Europe/Berlin";
+  auto ctl = Controller::Open(wrong, **ledger, cluster, clock, clock, **utc_db);
+  EXPECT_TRUE(ctl.status().IsInvalidArgument()) << ctl.status().ToString();
 }
 
 }  // namespace

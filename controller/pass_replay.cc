@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "controller/local_zone.h"
 #include "model/api_call.h"
 #include "model/json.h"
 #include "reconciler/decide.h"
@@ -28,15 +29,24 @@ struct LogIndex {
   std::map<uint64_t, std::vector<uint64_t>> by_view_seq;  // completed passes by view_seq
 };
 
+// The recorded Local zone must be the zone `tzdb.Local()` is. Ledgers written before the
+// controller recorded the IANA name say "Local": that names no zone, so it cannot be checked.
+Status CheckLocalZone(const std::string& recorded, const model::TimeZoneDb& tzdb) {
+  if (recorded == "Local") return Status::Ok();
+  auto zone = tzdb.Load(recorded);
+  if (!zone.ok() || !SameZone(**zone, *tzdb.Local())) {
+    return Status::FailedPrecondition("replay: passes ran with local zone " + recorded +
+                                      ", which is not the tz database's Local zone");
+  }
+  return Status::Ok();
+}
+
 Status AddRecord(const store::LogRecord& rec, const model::TimeZoneDb& tzdb, bool* cleanup,
                  LogIndex* x) {
   const uint64_t seq = rec.seq;
   if (const auto* c = std::get_if<model::ConfigChange>(&rec.input)) {
     if (c->key == "historyCleanup") *cleanup = c->value != "false";
-    if (c->key == "localTimeZone" && c->value != tzdb.Local()->name()) {
-      return Status::FailedPrecondition("replay: passes ran with local zone " + c->value +
-                                        ", not " + tzdb.Local()->name());
-    }
+    if (c->key == "localTimeZone") CL_RETURN_IF_ERROR(CheckLocalZone(c->value, tzdb));
   } else if (const auto* t = std::get_if<model::Tick>(&rec.input)) {
     x->passes[seq] = PassRecords{*t, *cleanup, {}, {}, std::nullopt};
   } else if (const auto* i = std::get_if<model::ActionIntent>(&rec.input)) {

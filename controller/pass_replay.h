@@ -39,8 +39,8 @@ struct ReplayReport {
 };
 
 // Corruption when the log is inconsistent (an outcome without its intent, a PassEnd without its
-// Tick, records that cannot be decoded). `tzdb` must be the database the passes ran with (its
-// Local() is checked against the recorded "localTimeZone").
+// Tick, records that cannot be decoded). `tzdb` must be the database the passes ran with: its
+// Local() must be the zone the recorded "localTimeZone" names (FailedPrecondition otherwise).
 Result<ReplayReport> ReplayPasses(store::Ledger& ledger, const model::TimeZoneDb& tzdb);
 
 }  // namespace cronledger::controller

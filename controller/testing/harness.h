@@ -43,6 +43,7 @@ class Harness {
   explicit Harness(Time start, ControllerOptions options = {})
       : clock_(start), cluster_(clock_), options_(options) {
     model::SystemTimeZoneDbOptions tz;
+    tz.local_zone = options.local_time_zone;  // Go's Local is the zone the controller is told
     auto tzdb = model::OpenSystemTimeZoneDb(tz);
     CL_CHECK(tzdb.ok());
     tzdb_ = std::move(*tzdb);
