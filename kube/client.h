@@ -91,6 +91,8 @@ struct WatchOptions {
   Duration stall_timeout = std::chrono::seconds(90);
   // Optional; cancelling it ends the watch promptly with WatchEnd::kCancelled.
   const Cancellation* cancel = nullptr;
+  // Optional; called once the server accepted the watch (HTTP 200), before the first event.
+  std::function<void()> on_open;
 };
 
 enum class WatchEnd {

@@ -290,6 +290,7 @@ KubeResult<WatchResult> PocoKubeClient::Watch(const ResourceType& type, std::str
     }
     return stream.error();
   }
+  if (options.on_open) options.on_open();
   return internal::RunWatchStream(*stream.value(), options, handler);
 }
 

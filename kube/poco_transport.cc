@@ -8,6 +8,7 @@
 #include <Poco/Net/HTTPRequest.h>
 #include <Poco/Net/HTTPResponse.h>
 #include <Poco/Net/HTTPSClientSession.h>
+#include <Poco/Net/SSLException.h>
 #include <Poco/Net/SSLManager.h>
 #include <Poco/Net/SocketImpl.h>
 #include <Poco/NumberParser.h>
@@ -48,6 +49,24 @@ std::vector<std::string> SplitPem(const std::string& pem) {
     pos = next;
   }
   return out;
+}
+
+// A failure without an HTTP response. An untrusted server certificate is not transient: it gets
+// a reason (so it is not retried) and a message that says where the trust comes from.
+ApiError FailureFrom(const std::string& what, const Poco::Exception& e) {
+  const std::string text = e.displayText();
+  if (dynamic_cast<const Poco::Net::CertificateValidationException*>(&e) != nullptr ||
+      text.find("certificate verify failed") != std::string::npos) {
+    ApiError error = TransportError(
+        what +
+        ": TLS: the API server's certificate is not trusted by the configured cluster CA "
+        "(kubeconfig certificate-authority / certificate-authority-data, or the service "
+        "account's ca.crt in-cluster): " +
+        text);
+    error.reason = "CertificateNotTrusted";
+    return error;
+  }
+  return TransportError(what + ": " + text);
 }
 
 Poco::Timespan ToTimespan(Duration d) {
@@ -248,7 +267,7 @@ KubeResult<HttpResponse> HttpTransport::RoundTrip(const HttpRequest& request,
     }
     return out;
   } catch (const Poco::Exception& e) {
-    return TransportError(request.method + " " + request.path_and_query + ": " + e.displayText());
+    return FailureFrom(request.method + " " + request.path_and_query, e);
   } catch (const std::exception& e) {
     return TransportError(request.method + " " + request.path_and_query + ": " + e.what());
   }
@@ -276,7 +295,7 @@ KubeResult<std::unique_ptr<HttpStream>> HttpTransport::OpenStream(const HttpRequ
     return std::unique_ptr<HttpStream>(std::make_unique<PocoHttpStream>(
         std::move(session), code, ParseRetryAfter(resp), resp.getChunkedTransferEncoding()));
   } catch (const Poco::Exception& e) {
-    return TransportError("watch " + request.path_and_query + ": " + e.displayText());
+    return FailureFrom("watch " + request.path_and_query, e);
   } catch (const std::exception& e) {
     return TransportError("watch " + request.path_and_query + ": " + e.what());
   }

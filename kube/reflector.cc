@@ -122,6 +122,7 @@ Result<ReflectorNotice> Reflector::Relist() {
     resource_version_ = list->resource_version;
     need_list_ = false;
   }
+  synced_.store(true);
   notice.kind = ReflectorNotice::Kind::kListed;
   notice.resource_version = list->resource_version;
   notice.detail = std::to_string(list->items.size()) + " objects, " + std::to_string(changes) +
@@ -141,6 +142,7 @@ Result<ReflectorNotice> Reflector::WatchOnce(const Cancellation& cancel) {
       Duration(static_cast<int64_t>(static_cast<double>(options_.watch_timeout.count()) * stretch));
   watch.stall_timeout = options_.stall_timeout;
   watch.cancel = &cancel;
+  watch.on_open = [this] { synced_.store(true); };
   Status sink_error;
   KubeResult<WatchResult> result =
       client_.Watch(options_.type, options_.namespace_, watch, [&](const WatchEvent& event) {

@@ -18,6 +18,7 @@
 // checkpoint delivers the event again (at-least-once; the ledger de-duplicates by
 // resourceVersion if it wants exactly-once).
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <string>
@@ -103,6 +104,9 @@ class Reflector {
 
   std::string resource_version() const;  // the current resume point
   size_t known_count() const;            // objects in the reflector's cache
+  // client-go's HasSynced: a list was delivered, or (resuming from a stored resourceVersion) the
+  // server accepted a watch from it, so the caller's view is current as of that point. Stays true.
+  bool HasSynced() const { return synced_.load(); }
 
  private:
   struct Known {
@@ -124,6 +128,7 @@ class Reflector {
   bool need_list_;
   std::map<std::string, Known> known_;  // by namespace/name
   int64_t watches_ = 0;
+  std::atomic<bool> synced_{false};
 };
 
 }  // namespace cronledger::kube

@@ -63,11 +63,19 @@ struct FakeApiServer::Impl {
   int64_t ticks = 0;
   std::set<std::string> terminating;
   std::deque<Fault> faults;
+  struct Slow {
+    int remaining;
+    Duration delay;
+    std::string method;
+  };
+  std::deque<Slow> slow;
+  uint64_t stall_open_epoch = 0;  // StallOpenWatches(): watches opened before a bump stall
   uint64_t drop_epoch = 0, expire_epoch = 0, close_epoch = 0, bookmark_epoch = 0;
   bool stalled = false;
   bool stopping = false;
   int open_watches = 0;
   std::vector<RecordedRequest> requests;
+  std::map<std::string, std::map<std::string, CreateTally>> creates;  // group-resource → key
   size_t requests_dropped = 0;  // cleared entries: request indexes are absolute
 
   void SetRequestStatusLocked(size_t index, int code) {
@@ -80,6 +88,7 @@ struct FakeApiServer::Impl {
   std::unique_ptr<Poco::ThreadPool> pool;
   std::unique_ptr<Poco::Net::HTTPServer> server;
   uint16_t port = 0;
+  bool tls = false;
 
   // Verbs (fake_api_verbs.cc). Each takes the lock.
   Reply Get(const Route& r);

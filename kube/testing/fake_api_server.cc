@@ -1,13 +1,20 @@
 #include "kube/testing/fake_api_server.h"
 
+#include <Poco/Crypto/EVPPKey.h>
+#include <Poco/Crypto/X509Certificate.h>
+#include <Poco/Net/Context.h>
 #include <Poco/Net/HTTPRequestHandler.h>
 #include <Poco/Net/HTTPRequestHandlerFactory.h>
 #include <Poco/Net/HTTPServerParams.h>
+#include <Poco/Net/HTTPServerRequestImpl.h>
+#include <Poco/Net/SecureServerSocket.h>
+#include <Poco/Net/SecureStreamSocket.h>
 #include <Poco/Net/ServerSocket.h>
 #include <Poco/StreamCopier.h>
 #include <Poco/URI.h>
 
 #include <csignal>
+#include <sstream>
 
 #include "kube/api_error.h"
 #include "kube/testing/fake_api_impl.h"
@@ -132,6 +139,15 @@ void Handler::handleRequest(Poco::Net::HTTPServerRequest& request,
   record.content_type = request.get("Content-Type", "");
   record.user_agent = request.get("User-Agent", "");
   record.body = body;
+  if (impl_.tls) {
+    try {
+      Poco::Net::SecureStreamSocket secure(
+          static_cast<Poco::Net::HTTPServerRequestImpl&>(request).socket());
+      if (secure.havePeerCertificate())
+        record.client_cert_cn = secure.peerCertificate().commonName();
+    } catch (const Poco::Exception&) {
+    }
+  }
   Params params;
   for (const auto& [k, v] : uri.getQueryParameters()) params[k] = v;
   const std::string method = record.method;
@@ -188,11 +204,44 @@ void Handler::handleRequest(Poco::Net::HTTPServerRequest& request,
     reply = {405, FailureStatus(405, "MethodNotAllowed",
                                 "the server does not allow this method on the requested resource")};
   }
+  std::optional<Duration> delay;
   {
     std::lock_guard<std::mutex> lock(impl_.mu);
     impl_.SetRequestStatusLocked(index, reply.code);
+    if (method == "POST" && route && route->name.empty() && !early) {
+      std::string name =
+          reply.body.is_object() && reply.code == 201 ? Meta(reply.body, "name") : "";
+      if (reply.code == 409 && reply.body.value("reason", "") == "AlreadyExists" &&
+          reply.body.contains("details") && reply.body["details"].is_object()) {
+        name = reply.body["details"].value("name", "");
+      }
+      if (!name.empty()) {
+        CreateTally& t = impl_.creates[route->type.GroupResource()][route->ns + "/" + name];
+        if (reply.code == 201) ++t.created;
+        if (reply.code == 409) ++t.already_exists;
+      }
+    }
+    for (auto it = impl_.slow.begin(); it != impl_.slow.end(); ++it) {
+      if (!it->method.empty() && it->method != method) continue;
+      delay = it->delay;
+      if (--it->remaining == 0) impl_.slow.erase(it);
+      if (index >= impl_.requests_dropped &&
+          index - impl_.requests_dropped < impl_.requests.size()) {
+        impl_.requests[index - impl_.requests_dropped].delayed = true;
+      }
+      break;
+    }
   }
-  Send(response, reply);
+  if (delay) {
+    // Hold the answer back (the fixture stopping ends the wait early).
+    std::unique_lock<std::mutex> lock(impl_.mu);
+    impl_.changed.wait_for(lock, *delay, [&] { return impl_.stopping; });
+  }
+  try {
+    Send(response, reply);
+  } catch (const std::exception&) {
+    // The client gave up waiting and closed the connection.
+  }
 }
 
 Status ReplyToStatus(const Reply& reply) {
@@ -223,8 +272,34 @@ Result<std::unique_ptr<FakeApiServer>> FakeApiServer::Start(const FakeApiServerO
   // A client that disappears mid-write must not kill the test process.
   std::signal(SIGPIPE, SIG_IGN);
   auto impl = std::make_unique<Impl>(options);
+  if (options.tls_cert_pem.empty() != options.tls_key_pem.empty()) {
+    return Status::InvalidArgument("fixture API server: TLS needs a certificate and a key");
+  }
+  impl->tls = !options.tls_cert_pem.empty();
   try {
-    Poco::Net::ServerSocket socket(Poco::Net::SocketAddress("127.0.0.1", 0));
+    std::unique_ptr<Poco::Net::ServerSocket> listener;
+    if (impl->tls) {
+      Poco::Net::Context::Params params;
+      params.verificationMode = options.client_ca_pem.empty() ? Poco::Net::Context::VERIFY_NONE
+                                                              : Poco::Net::Context::VERIFY_RELAXED;
+      params.loadDefaultCAs = false;
+      Poco::Net::Context::Ptr ctx =
+          new Poco::Net::Context(Poco::Net::Context::TLS_SERVER_USE, params);
+      ctx->requireMinimumProtocol(Poco::Net::Context::PROTO_TLSV1_2);
+      std::istringstream cert(options.tls_cert_pem), key(options.tls_key_pem);
+      ctx->useCertificate(Poco::Crypto::X509Certificate(cert));
+      ctx->usePrivateKey(Poco::Crypto::EVPPKey(nullptr, &key));
+      if (!options.client_ca_pem.empty()) {
+        std::istringstream ca(options.client_ca_pem);
+        ctx->addCertificateAuthority(Poco::Crypto::X509Certificate(ca));
+      }
+      listener = std::make_unique<Poco::Net::SecureServerSocket>(
+          Poco::Net::SocketAddress("127.0.0.1", 0), 64, ctx);
+    } else {
+      listener =
+          std::make_unique<Poco::Net::ServerSocket>(Poco::Net::SocketAddress("127.0.0.1", 0));
+    }
+    Poco::Net::ServerSocket& socket = *listener;
     impl->port = socket.address().port();
     auto* params = new Poco::Net::HTTPServerParams;
     params->setMaxThreads(64);
@@ -240,7 +315,9 @@ Result<std::unique_ptr<FakeApiServer>> FakeApiServer::Start(const FakeApiServerO
   return std::unique_ptr<FakeApiServer>(new FakeApiServer(std::move(impl)));
 }
 
-std::string FakeApiServer::url() const { return "http://127.0.0.1:" + std::to_string(port()); }
+std::string FakeApiServer::url() const {
+  return std::string(impl_->tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(port());
+}
 uint16_t FakeApiServer::port() const { return impl_->port; }
 
 Result<Json> FakeApiServer::Create(const ResourceType& type, const Json& object) {
@@ -313,6 +390,20 @@ void FakeApiServer::SetWatchesStalled(bool stalled) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->stalled = stalled;
   impl_->changed.notify_all();
+}
+
+void FakeApiServer::StallOpenWatches() { Bump(*impl_, &Impl::stall_open_epoch); }
+
+void FakeApiServer::SlowNext(int n, Duration delay, const std::string& method) {
+  if (n <= 0) return;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->slow.push_back({n, delay, method});
+}
+
+std::map<std::string, CreateTally> FakeApiServer::creates(const ResourceType& type) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->creates.find(type.GroupResource());
+  return it == impl_->creates.end() ? std::map<std::string, CreateTally>() : it->second;
 }
 
 void FakeApiServer::SetNamespaceTerminating(const std::string& ns, bool terminating) {

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,6 +47,14 @@ struct FakeApiServerOptions {
   // with a 410 Expired Status, as the watch cache does; true answers HTTP 410, as older servers
   // and etcd-direct watches did.
   bool watch_expired_as_http_error = false;
+  // HTTPS: the server's PEM certificate chain and key (both or neither); url() is https:// then.
+  std::string tls_cert_pem;
+  std::string tls_key_pem;
+  // With HTTPS: client certificates are requested and verified against this CA bundle, and the
+  // certificate's CN is recorded as the request's user (kube-apiserver's x509 authenticator); a
+  // client without a certificate is served too (it may authenticate with a token), one with a
+  // certificate the CA did not sign fails the handshake.
+  std::string client_ca_pem;
 };
 
 struct RecordedRequest {
@@ -56,7 +65,15 @@ struct RecordedRequest {
   std::string content_type;
   std::string user_agent;
   std::string body;
-  int status = 0;  // the HTTP status answered (0 while a watch is still streaming)
+  int status = 0;              // the HTTP status answered (0 while a watch is still streaming)
+  bool delayed = false;        // its response was held back by SlowNext()
+  std::string client_cert_cn;  // HTTPS: the verified client certificate's common name
+};
+
+// What HTTP POSTs did for one object name (creates through the direct API are not counted).
+struct CreateTally {
+  int created = 0;         // answered 201
+  int already_exists = 0;  // answered 409 AlreadyExists
 };
 
 class FakeApiServer {
@@ -64,7 +81,7 @@ class FakeApiServer {
   static Result<std::unique_ptr<FakeApiServer>> Start(const FakeApiServerOptions& options);
   ~FakeApiServer();  // stops serving; open watches end
 
-  std::string url() const;  // "http://127.0.0.1:<port>"
+  std::string url() const;  // "http://127.0.0.1:<port>" (https:// with TLS options)
   uint16_t port() const;
 
   // Direct access, as another API client would act (changes produce watch events). Errors carry
@@ -90,6 +107,15 @@ class FakeApiServer {
   void CloseWatches();   // end every open watch cleanly, as its timeoutSeconds would
   void SendBookmarks();  // a BOOKMARK with the current revision to watches that allow them
   void SetWatchesStalled(bool stalled);  // stop (or resume) writing to open and new watches
+  // Stall the watches open now, for good: they write nothing more (no event, no bookmark, no
+  // terminating chunk) and keep the connection open, like a half-open TCP connection or a wedged
+  // proxy. Watches opened afterwards stream normally.
+  void StallOpenWatches();
+  // Slow responses: the next `n` requests (of `method`, when given; never watches) are served as
+  // usual — a write takes effect — but the response is held back for `delay` before it is
+  // written, as from an overloaded server or a congested network. A client whose timeout is
+  // shorter gives up meanwhile and never sees the answer.
+  void SlowNext(int n, Duration delay, const std::string& method = "");
   void SetNamespaceTerminating(const std::string& ns, bool terminating);
 
   // Observation.
@@ -97,6 +123,8 @@ class FakeApiServer {
   size_t request_count() const;
   void ClearRequests();
   int open_watches() const;
+  // HTTP creates per "namespace/name" of `type`.
+  std::map<std::string, CreateTally> creates(const ResourceType& type) const;
   // Blocks (real time, bounded by `timeout`) until at least `n` watches are open.
   bool WaitForWatches(int n, Duration timeout) const;
 

@@ -88,6 +88,9 @@ void FakeApiServer::Impl::Watch(const Route& r, const Params& params,
     }
   }
   const uint64_t drop = drop_epoch, expire = expire_epoch, close = close_epoch;
+  const uint64_t stall_open = stall_open_epoch;
+  // Stalled for good once StallOpenWatches() was called after this watch opened.
+  auto halted = [&] { return stalled || stall_open_epoch != stall_open; };
   uint64_t bookmark = bookmark_epoch;
   ++open_watches;
   changed.notify_all();
@@ -105,7 +108,7 @@ void FakeApiServer::Impl::Watch(const Route& r, const Params& params,
       lock.lock();
       auto ready = [&] {
         return stopping || drop_epoch != drop || expire_epoch != expire || close_epoch != close ||
-               (!stalled &&
+               (!halted() &&
                 (store.revision() > cursor || (bookmarks && bookmark_epoch != bookmark)));
       };
       if (deadline) {
@@ -115,10 +118,18 @@ void FakeApiServer::Impl::Watch(const Route& r, const Params& params,
       }
       if (drop_epoch != drop) {
         dropped = true;
+      } else if (stall_open_epoch != stall_open) {
+        // A wedged stream: nothing more is ever written, not even the terminating chunk, and
+        // the server's timeout is not seen either; only a drop or the fixture stopping ends it
+        // (the client gives up on its own).
+        changed.wait(lock, [&] { return stopping || drop_epoch != drop; });
+        dropped = drop_epoch != drop;
+        lock.unlock();
+        break;
       } else {
         // Changes made before a close or an expiry are still delivered, as a real stream would
         // have sent them before it ended.
-        if (!stalled) {
+        if (!halted()) {
           auto events = store.EventsAfter(cursor);
           if (!events.ok()) {
             pending.push_back(
