@@ -9,6 +9,9 @@
 #include <cstdio>
 #include <memory>
 #include <thread>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "app/command.h"
 #include "app/flags.h"
@@ -18,6 +21,7 @@
 #include "emit/kafka_config.h"
 #include "emit/outbox_emitter.h"
 #include "kube/config.h"
+#include "kube/manager_server.h"
 #include "kube/poco_client.h"
 
 namespace cronledger::app {
@@ -32,6 +36,7 @@ constexpr const char* kUsage =
     "         [--leader-elect-renew-deadline DUR] [--leader-elect-retry-period DUR]\n"
     "         [--kafka-brokers B] [--kafka-topic-prefix P] [--kafka-config FILE]\n"
     "         [--listen HOST:PORT --token-file F]\n"
+    "         [--metrics-bind-address [HOST]:PORT|0] [--health-probe-bind-address [HOST]:PORT|0]\n"
     "Runs until SIGINT/SIGTERM (graceful: reflectors stop, workers drain, the ledger is flushed);\n"
     "a second signal exits at once.\n";
 
@@ -46,6 +51,8 @@ struct Options {
   std::string kubeconfig;
   std::optional<emit::KafkaConfig> kafka;
   std::optional<audit::ServerOptions> server;  // --listen: the audit HTTP API beside the run
+  std::optional<std::string> metrics_address;  // --metrics-bind-address ("0": off)
+  std::optional<std::string> probe_address;    // --health-probe-bind-address ("0": off)
 };
 
 std::string HostName() {
@@ -71,6 +78,7 @@ Result<Options> ParseOptions(const std::vector<std::string>& args) {
   flags.Value("leader-elect-retry-period");
   flags.Value("kafka-brokers").Value("kafka-topic-prefix").Value("kafka-config");
   flags.Value("listen").Value("token-file");
+  flags.Value("metrics-bind-address").Value("health-probe-bind-address");
   CL_RETURN_IF_ERROR(flags.Parse(args));
   if (!flags.positionals().empty()) return Status::InvalidArgument("unexpected arguments");
   Options o;
@@ -108,6 +116,19 @@ Result<Options> ParseOptions(const std::vector<std::string>& args) {
     server.api.token_file = *flags.Get("token-file");
     server.api.data_dir = o.ledger.path;
     o.server = server;
+  }
+  for (auto [flag, out] : {std::pair{"metrics-bind-address", &o.metrics_address},
+                           std::pair{"health-probe-bind-address", &o.probe_address}}) {
+    auto address = kube::ParseBindAddress(flags.GetOr(flag, "0"));
+    if (!address.ok()) {
+      return Status::InvalidArgument(std::string("--") + flag + ": " + address.status().message());
+    }
+    *out = *address;
+  }
+  if (o.metrics_address && o.probe_address && *o.metrics_address == *o.probe_address &&
+      o.metrics_address->substr(o.metrics_address->rfind(':')) != ":0") {
+    return Status::InvalidArgument(
+        "--metrics-bind-address and --health-probe-bind-address must differ");
   }
   if (flags.Has("kafka-brokers")) {
     emit::KafkaConfig k;
@@ -151,7 +172,12 @@ void EmitOnce(store::Ledger& ledger, const emit::KafkaConfig& kafka,
 int Run(const std::vector<std::string>& args, const CommandIo& io) {
   auto parsed = ParseOptions(args);
   if (parsed.ok()) {
-    if (Status s = ValidateRunConfig(parsed->run); !s.ok()) parsed = s;
+    RunConfig check = parsed->run;
+    // The Lease namespace defaults to the kubeconfig's, which is only read below.
+    if (check.leader_election && check.leader_election->namespace_.empty()) {
+      check.leader_election->namespace_ = "default";
+    }
+    if (Status s = ValidateRunConfig(check); !s.ok()) parsed = s;
   }
   if (!parsed.ok()) {
     std::fprintf(io.err, "cronledger run: %s\n%s", parsed.status().message().c_str(), kUsage);
@@ -207,11 +233,32 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   std::signal(SIGTERM, OnRunSignal);
   RunAssembly& a = **assembly;
   int exit_code = kExitOk;
+  std::vector<std::unique_ptr<kube::ManagerServer>> endpoints;
   if (Status s = a.StartIngest(); !s.ok()) {
     LogLine("ingest: " + s.ToString());
     exit_code = kExitFailure;
   } else {
-    a.StartActing();
+    // controller-runtime's manager servers (docs/run.md "Metrics and probes").
+    kube::ManagerServerOptions metrics;
+    metrics.metrics = [&a] { return a.RenderMetrics(); };
+    kube::ManagerServerOptions probes;
+    probes.probes = true;
+    probes.readyz = a.ReadinessChecks();
+    for (auto [address, options, what] : {std::tuple{&o.metrics_address, &metrics, "metrics"},
+                                          std::tuple{&o.probe_address, &probes, "health probes"}}) {
+      if (!*address) continue;
+      options->listen = **address;
+      auto started = kube::ManagerServer::Start(*options);
+      if (!started.ok()) {
+        LogLine(std::string(what) + ": " + started.status().ToString());
+        exit_code = kExitFailure;
+        break;
+      }
+      LogLine(std::string(what) + " on " + options->listen.substr(0, options->listen.rfind(':')) +
+              ":" + std::to_string((*started)->port()));
+      endpoints.push_back(std::move(started).value());
+    }
+    if (exit_code == kExitOk) a.StartActing();
   }
   std::unique_ptr<emit::OutboxEmitter> emitter;
   while (exit_code == kExitOk && g_signals.load() == 0) {
@@ -226,6 +273,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     }
   }
   LogLine("stopping");
+  endpoints.clear();
   a.Stop();
   emitter.reset();
   if (server) server->Stop();

@@ -167,6 +167,134 @@ bool RunAssembly::acting() const {
   return acting_;
 }
 
+bool RunAssembly::Synced() const {
+  if (reflectors_.empty()) return false;
+  for (const auto& r : reflectors_) {
+    if (!r->HasSynced()) return false;
+  }
+  return true;
+}
+
+std::vector<kube::HealthCheck> RunAssembly::ReadinessChecks() const {
+  std::vector<kube::HealthCheck> checks;
+  checks.push_back({"ledger", [this] { return parts_.ledger->Meta().status(); }});
+  checks.push_back({"informers-synced", [this] {
+                      return Synced()
+                                 ? Status::Ok()
+                                 : Status::Unavailable("the initial list/watch has not synced");
+                    }});
+  checks.push_back({"ingest", [this] { return IngestError(); }});
+  return checks;
+}
+
+namespace {
+
+void Metric(std::string* out, const std::string& name, const char* type, const char* help) {
+  *out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
+
+std::string Label(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RunAssembly::RenderMetrics() const {
+  std::string o = metrics_.RenderPrometheus();
+  const controller::ControllerStats c = controller_->Stats();
+  const std::pair<const char*, uint64_t> counters[] = {{"passes", c.passes},
+                                                       {"pass_errors", c.errors},
+                                                       {"api_calls", c.api_calls},
+                                                       {"decisions", c.decisions},
+                                                       {"events_ingested", c.events_ingested}};
+  const char* helps[] = {"Reconcile passes run by this process.",
+                         "Passes that ended with an error (retried with back-off).",
+                         "API calls made by passes (shadow mode: answered from the view).",
+                         "Decisions committed by this process's passes.",
+                         "Watch events committed to the ledger by this process."};
+  for (size_t i = 0; i < std::size(counters); ++i) {
+    const std::string name = std::string("cronledger_controller_") + counters[i].first + "_total";
+    Metric(&o, name, "counter", helps[i]);
+    o += name + " " + std::to_string(counters[i].second) + "\n";
+  }
+  struct Series {
+    const char* name;
+    const char* type;
+    const char* help;
+    uint64_t (*get)(const ingest::KubeSinkStats&);
+  };
+  const Series series[] = {
+      {"cronledger_ingest_events_total", "counter", "Watch and relist events committed.",
+       [](const ingest::KubeSinkStats& s) { return s.events; }},
+      {"cronledger_ingest_synthetic_events_total", "counter",
+       "Events derived from a relist's difference.",
+       [](const ingest::KubeSinkStats& s) { return s.synthetic; }},
+      {"cronledger_ingest_checkpoints_total", "counter",
+       "Resume points committed without an object change (bookmarks, relist ends).",
+       [](const ingest::KubeSinkStats& s) { return s.checkpoints; }},
+      {"cronledger_ingest_quarantined_total", "counter", "Objects the decoder rejected.",
+       [](const ingest::KubeSinkStats& s) { return s.quarantined; }},
+      {"cronledger_ingest_lists_total", "counter", "Lists (first start, 410 Expired relists).",
+       [](const ingest::KubeSinkStats& s) { return s.relists; }},
+      {"cronledger_ingest_watch_ends_total", "counter",
+       "Watches that ended (closed, dropped, stalled, expired).",
+       [](const ingest::KubeSinkStats& s) { return s.watch_ends; }},
+      {"cronledger_ingest_watch_stalls_total", "counter",
+       "Watches given up after no byte within the stall timeout (then resumed).",
+       [](const ingest::KubeSinkStats& s) { return s.watch_stalls; }},
+      {"cronledger_ingest_watch_drops_total", "counter",
+       "Watches cut before their terminating chunk (then resumed).",
+       [](const ingest::KubeSinkStats& s) { return s.watch_drops; }},
+  };
+  std::vector<std::string> resources;
+  resources.push_back(config_.resource.FullyQualified());
+  resources.push_back(kube::BatchJobs().FullyQualified());
+  const std::vector<ingest::KubeSinkStats> stats = IngestStats();
+  for (const Series& m : series) {
+    Metric(&o, m.name, m.type, m.help);
+    for (size_t i = 0; i < stats.size() && i < resources.size(); ++i) {
+      o += std::string(m.name) + "{resource=\"" + Label(resources[i]) + "\"} " +
+           std::to_string(m.get(stats[i])) + "\n";
+    }
+  }
+  Metric(&o, "cronledger_ingest_synced", "gauge",
+         "1 when the resource's initial list (or resumed watch) has synced.");
+  for (size_t i = 0; i < reflectors_.size() && i < resources.size(); ++i) {
+    o += "cronledger_ingest_synced{resource=\"" + Label(resources[i]) + "\"} " +
+         (reflectors_[i]->HasSynced() ? "1" : "0") + "\n";
+  }
+  Metric(&o, "cronledger_acting", "gauge",
+         "1 while this process runs workers (it leads, or runs without leader election).");
+  o += std::string("cronledger_acting ") + (acting() ? "1" : "0") + "\n";
+  if (elector_) {
+    Metric(&o, "leader_election_master_status", "gauge",
+           "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
+           "backup, 1 indicates master. 'name' is the string used to identify the lease.");
+    o += "leader_election_master_status{name=\"" + Label(config_.leader_election->name) + "\"} " +
+         (elector_->IsLeader() ? "1" : "0") + "\n";
+  }
+  if (auditor_) {
+    Metric(&o, "cronledger_shadow_divergences_total", "counter",
+           "Divergences recorded by the shadow auditor, by kind.");
+    std::map<std::string, uint64_t> counts = auditor_->RecordedCounts();
+    for (const char* kind : {kMissedRun, kLateRun, kUnexpectedJob}) counts.try_emplace(kind, 0);
+    for (const auto& [kind, n] : counts) {
+      o += "cronledger_shadow_divergences_total{kind=\"" + Label(kind) + "\"} " +
+           std::to_string(n) + "\n";
+    }
+  }
+  return o;
+}
+
 std::vector<ingest::KubeSinkStats> RunAssembly::IngestStats() const {
   std::vector<ingest::KubeSinkStats> out;
   for (const auto& sink : sinks_) out.push_back(sink->stats());

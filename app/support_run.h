@@ -27,6 +27,7 @@
 #include "ingest/kube_source.h"
 #include "kube/client.h"
 #include "kube/lease.h"
+#include "kube/manager_server.h"
 #include "kube/sleeper.h"
 #include "model/clock.h"
 #include "model/timezone.h"
@@ -76,6 +77,8 @@ class ShadowAuditor {
   void Observe(const std::vector<model::WatchEvent>& events);
   // Records every divergence due at the wall clock's now. Returns how many.
   Result<size_t> Check();
+  // Divergences recorded by this auditor since it started, by kind (for /metrics).
+  std::map<std::string, uint64_t> RecordedCounts() const;
 
  private:
   struct Expected {
@@ -101,10 +104,25 @@ class ShadowAuditor {
   std::map<std::string, Expected> expected_;  // by "ns/job"
   std::map<std::string, Seen> seen_;          // by "ns/job"
   std::vector<std::function<Status()>> due_;  // late runs found by Observe, recorded by Check
+  mutable std::mutex counts_mu_;
+  std::map<std::string, uint64_t> counts_;  // recorded divergences by kind
 };
 
 // Reads the divergence records of a ledger, oldest first.
 Result<std::vector<Divergence>> ListDivergences(store::Ledger& ledger);
+
+// A filtered read of the divergence records: every set field must match.
+struct DivergenceQuery {
+  std::string namespace_;
+  std::string cron_job;
+  std::string kind;           // kMissedRun, kLateRun or kUnexpectedJob
+  uint64_t after_seq = 0;     // records with a larger input seq (paging)
+  std::optional<Time> since;  // recorded at or after
+  size_t limit = 0;           // 0 = all
+};
+Result<std::vector<Divergence>> ListDivergences(store::Ledger& ledger, const DivergenceQuery& q);
+// The stable JSON of one divergence: {seq, time, kind, namespace, cronJob, job, detail}.
+model::Json DivergenceJson(const Divergence& d);
 
 // The Actuator of --shadow: answers every call from the ledger's view (what the cluster did, as
 // watched) and performs nothing. See docs/run.md for the table; in short: GETs read the view;
@@ -178,6 +196,15 @@ class RunAssembly {
   ShadowAuditor* auditor() { return auditor_.get(); }
   kube::LeaseElector* elector() { return elector_.get(); }
   bool acting() const;
+  // Every reflector has synced (kube::Reflector::HasSynced): listed once, or resumed a watch
+  // from the stored resourceVersion. False before StartIngest().
+  bool Synced() const;
+  // /readyz checks: "ledger" (the ledger answers a read), "informers-synced" (Synced()) and
+  // "ingest" (no reflector stopped on an error). A follower in leader election is ready too.
+  std::vector<kube::HealthCheck> ReadinessChecks() const;
+  // /metrics: the creation-skew histogram (emit::ControllerMetrics), controller, ingest, leader
+  // election (client-go's leader_election_master_status) and shadow counters. Text format 0.0.4.
+  std::string RenderMetrics() const;
   std::vector<ingest::KubeSinkStats> IngestStats() const;
   // The first error a reflector stopped with (a ledger failure); OK while all run.
   Status IngestError() const;

@@ -206,15 +206,32 @@ Status ShadowAuditor::Record(const std::string& kind, const std::string& ns,
   if (log_) log_("shadow divergence " + kind + ": " + ns + "/" + cron_job + " job " + job);
   store::UnitOfWork unit;
   unit.inputs.push_back(std::move(o));
-  return ledger_.Commit(std::move(unit)).status();
+  CL_RETURN_IF_ERROR(ledger_.Commit(std::move(unit)).status());
+  std::lock_guard lock(counts_mu_);
+  ++counts_[kind];
+  return Status::Ok();
+}
+
+std::map<std::string, uint64_t> ShadowAuditor::RecordedCounts() const {
+  std::lock_guard lock(counts_mu_);
+  return counts_;
 }
 
 Result<std::vector<Divergence>> ListDivergences(store::Ledger& ledger) {
+  return ListDivergences(ledger, DivergenceQuery{});
+}
+
+Result<std::vector<Divergence>> ListDivergences(store::Ledger& ledger, const DivergenceQuery& q) {
   std::vector<Divergence> out;
   Status parse_error;
-  CL_RETURN_IF_ERROR(ledger.ScanInputs(1, false, [&](const store::LogRecord& rec) {
+  CL_RETURN_IF_ERROR(ledger.ScanInputs(q.after_seq + 1, false, [&](const store::LogRecord& rec) {
     const auto* o = std::get_if<model::ActionOutcome>(&rec.input);
     if (o == nullptr || o->verb != kDivergenceVerb) return true;
+    if ((!q.namespace_.empty() && o->namespace_ != q.namespace_) ||
+        (!q.cron_job.empty() && o->name != q.cron_job) ||
+        (!q.kind.empty() && o->result != q.kind) || (q.since && o->time < *q.since)) {
+      return true;
+    }
     auto detail = model::ParseJson(o->payload);
     if (!detail.ok()) {
       parse_error = detail.status();
@@ -222,10 +239,17 @@ Result<std::vector<Divergence>> ListDivergences(store::Ledger& ledger) {
     }
     out.push_back(Divergence{rec.seq, o->time, o->result, o->namespace_, o->name,
                              detail->value("job", std::string()), std::move(detail).value()});
-    return true;
+    return q.limit == 0 || out.size() < q.limit;
   }));
   CL_RETURN_IF_ERROR(parse_error);
   return out;
+}
+
+Json DivergenceJson(const Divergence& d) {
+  return {{"seq", d.seq},          {"time", FormatRfc3339Nano(d.time)},
+          {"kind", d.kind},        {"namespace", d.namespace_},
+          {"cronJob", d.cron_job}, {"job", d.job},
+          {"detail", d.detail}};
 }
 
 }  // namespace cronledger::app

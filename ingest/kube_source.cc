@@ -148,7 +148,11 @@ void KubeWatchSink::OnNotice(const kube::ReflectorNotice& notice) {
   {
     std::lock_guard lock(mu_);
     if (notice.kind == kube::ReflectorNotice::Kind::kListed) ++stats_.relists;
-    if (notice.kind == kube::ReflectorNotice::Kind::kWatchEnded) ++stats_.watch_ends;
+    if (notice.kind == kube::ReflectorNotice::Kind::kWatchEnded) {
+      ++stats_.watch_ends;
+      if (notice.end == kube::WatchEnd::kStalled) ++stats_.watch_stalls;
+      if (notice.end == kube::WatchEnd::kDropped) ++stats_.watch_drops;
+    }
   }
   // A relist that failed part-way leaves buffered events of a difference that will be computed
   // again; drop them so they are not committed with a later checkpoint.

@@ -64,6 +64,8 @@ struct KubeSinkStats {
   uint64_t quarantined = 0;
   uint64_t relists = 0;
   uint64_t watch_ends = 0;       // watches that ended (dropped, stalled, expired, closed)
+  uint64_t watch_stalls = 0;     // of those, no byte within the stall timeout
+  uint64_t watch_drops = 0;      // of those, cut before the terminating chunk
   std::string resource_version;  // the last committed resume point
 };
 

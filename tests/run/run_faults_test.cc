@@ -1,5 +1,6 @@
-// Faults survived end to end: dropped watches, 410 Expired with a relist, 409 on the status
-// subresource, 429 and 5xx, and a restart that resumes from the stored resourceVersion.
+// Faults survived end to end: dropped and stalled watches, 410 Expired with a relist, 409 on the
+// status subresource, 429 and 5xx, slow responses beyond the client's timeout, and a restart that
+// resumes from the stored resourceVersion.
 #include "emit/kube_actuator.h"
 #include "ingest/kube_source.h"
 #include "tests/run/run_fixture.h"
@@ -166,6 +167,98 @@ TEST_F(RunFixture, TooManyRequestsAndServerErrorsAreBackedOff) {
   EXPECT_NE(std::find(reasons.begin(), reasons.end(), "FailedCreate"), reasons.end());
   EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "SuccessfulCreate"), 2);
   EXPECT_GE(assembly_->controller().Stats().errors, 1u);
+}
+
+// Watch requests of the assembly for `type`: their queries, in order.
+std::vector<std::string> AssemblyQueries(const kube::testing::FakeApiServer& server,
+                                         const kube::ResourceType& type, const char* agent) {
+  std::vector<std::string> out;
+  for (const auto& r : server.requests()) {
+    if (r.method == "GET" && r.path == kube::CollectionPath(type, "") && r.user_agent == agent) {
+      out.push_back(r.query);
+    }
+  }
+  return out;
+}
+
+TEST_F(RunFixture, StalledWatchIsDetectedAndResumedFromTheLastVersion) {
+  ASSERT_TRUE(server_->Create(Crd(), CronJobObject(Crd(), "ns", "a", "*/5 * * * *")).ok());
+  RunConfig config = Config(Crd());
+  // Short, so the test is fast; idle watches (no bookmarks from the fixture) also end this way
+  // and resume, which is harmless.
+  config.reflector.stall_timeout = std::chrono::milliseconds(300);
+  StartAssembly(config);
+  Settle(Crd());
+  ASSERT_TRUE(server_->WaitForWatches(2, std::chrono::seconds(10)));
+  const std::string before = std::to_string(server_->resource_version());
+  const uint64_t stalls_before = assembly_->IngestStats()[0].watch_stalls;
+  server_->ClearRequests();
+
+  // The open streams go silent for good (no event, no bookmark, no terminating chunk); the
+  // creation of b is only ever seen if the silence is detected and the watch resumed.
+  server_->StallOpenWatches();
+  ASSERT_TRUE(server_->Create(Crd(), CronJobObject(Crd(), "ns", "b", "*/5 * * * *")).ok());
+  Settle(Crd());
+  EXPECT_EQ(LoggedTypes(*ledger_, model::ObjectKind::kCronJob, "b"),
+            std::vector<std::string>{"ADDED"});
+  EXPECT_GT(assembly_->IngestStats()[0].watch_stalls, stalls_before);
+  // Resumed with a watch from the version before b, never a list.
+  const std::vector<std::string> queries = AssemblyQueries(*server_, Crd(), kAssemblyAgent);
+  ASSERT_FALSE(queries.empty());
+  EXPECT_NE(queries[0].find("resourceVersion=" + before), std::string::npos) << queries[0];
+  for (const std::string& q : queries) EXPECT_NE(q.find("watch=1"), std::string::npos) << q;
+
+  // And the controller acts on b: one Job each at the next slot.
+  clock_.AdvanceTo(Time::FromUnix(kStart + 5 * 60 + 1));
+  Settle(Crd());
+  EXPECT_TRUE(server_->Get(kube::BatchJobs(), "ns", JobName("a", kStart + 300)));
+  EXPECT_TRUE(server_->Get(kube::BatchJobs(), "ns", JobName("b", kStart + 300)));
+  EXPECT_EQ(ViewJobCount(), 2u);
+}
+
+TEST_F(RunFixture, SlowResponsesBeyondTheClientTimeoutLoseNothingAndDuplicateNothing) {
+  ASSERT_TRUE(server_->Create(Crd(), CronJobObject(Crd(), "ns", "a", "*/5 * * * *")).ok());
+  // The assembly's client gives up after 300 ms; the fixture holds answers back for 1.5 s.
+  run_client_timeout_ = std::chrono::milliseconds(300);
+  StartAssembly(Config(Crd()));
+  Settle(Crd());
+
+  // The create takes effect but its answer comes too late: the client times out, does not
+  // repeat the POST (not idempotent), the pass fails (FailedCreate) and is retried; by then the
+  // Job is in the view (or the retried POST gets AlreadyExists and adopts it). One Job.
+  // The status PUT is slow too: the client times out and repeats it (idempotent); the repeat
+  // meets a changed resourceVersion (409) and the actuator re-reads and writes the same status.
+  server_->SlowNext(1, std::chrono::milliseconds(1500), "POST");
+  server_->SlowNext(1, std::chrono::milliseconds(1500), "PUT");
+  clock_.AdvanceTo(Time::FromUnix(kStart + 5 * 60 + 1));
+  Settle(Crd(), std::chrono::minutes(1));
+  const std::string name = JobName("a", kStart + 300);
+  ASSERT_TRUE(server_->Get(kube::BatchJobs(), "ns", name));
+  EXPECT_EQ(ViewJobCount(), 1u);
+  const auto creates = server_->creates(kube::BatchJobs());
+  ASSERT_EQ(creates.size(), 1u);
+  EXPECT_EQ(creates.at("ns/" + name).created, 1);
+  EXPECT_EQ(LoggedTypes(*ledger_, model::ObjectKind::kJob, name).front(), "ADDED");
+  int slow = 0;
+  for (const auto& r : server_->requests()) slow += r.delayed ? 1 : 0;
+  EXPECT_EQ(slow, 2);
+  EXPECT_GE(assembly_->controller().Stats().errors, 1u);
+  std::optional<Json> live = server_->Get(Crd(), "ns", "a");
+  ASSERT_TRUE(live.has_value());
+  EXPECT_EQ((*live)["status"]["lastScheduleTime"], "2024-01-01T00:05:00Z");
+  ASSERT_EQ((*live)["status"]["active"].size(), 1u);
+  EXPECT_EQ((*live)["status"]["active"][0]["name"], name);
+
+  // Slow GETs (the lists behind the next relist and the Job reads): retried by the client.
+  server_->SlowNext(2, std::chrono::milliseconds(1500), "GET");
+  server_->ExpireWatches();
+  clock_.AdvanceTo(Time::FromUnix(kStart + 10 * 60 + 1));
+  Settle(Crd(), std::chrono::minutes(1));
+  EXPECT_TRUE(server_->Get(kube::BatchJobs(), "ns", JobName("a", kStart + 600)));
+  EXPECT_EQ(ViewJobCount(), 2u);
+  for (const auto& [key, tally] : server_->creates(kube::BatchJobs())) {
+    EXPECT_EQ(tally.created, 1) << key;
+  }
 }
 
 }  // namespace

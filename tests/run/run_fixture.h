@@ -85,13 +85,14 @@ class RunFixture : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  std::unique_ptr<kube::PocoKubeClient> NewClient(const std::string& user_agent = "test/1") {
+  std::unique_ptr<kube::PocoKubeClient> NewClient(const std::string& user_agent = "test/1",
+                                                  Duration timeout = std::chrono::seconds(10)) {
     kube::PocoKubeClientOptions options;
     options.user_agent = user_agent;
     options.config.server = server_->url();
     options.clock = &kube_clock_;
     options.sleeper = &sleeper_;
-    options.request_timeout = std::chrono::seconds(10);
+    options.request_timeout = timeout;
     options.qps = 0;
     auto client = kube::PocoKubeClient::Open(options);
     EXPECT_TRUE(client.ok()) << client.status().ToString();
@@ -117,7 +118,7 @@ class RunFixture : public ::testing::Test {
 
   void StartAssembly(const RunConfig& config) {
     // Its own client, so the fixture's request log tells its requests from the test's.
-    run_client_ = NewClient(kAssemblyAgent);
+    run_client_ = NewClient(kAssemblyAgent, run_client_timeout_);
     ASSERT_NE(run_client_, nullptr);
     RunParts parts{ledger_.get(), run_client_.get(), &sleeper_, &clock_, &clock_, tzdb_.get(), {}};
     auto assembly = RunAssembly::Open(config, parts);
@@ -197,6 +198,7 @@ class RunFixture : public ::testing::Test {
   std::unique_ptr<kube::testing::FakeApiServer> server_;
   std::unique_ptr<kube::PocoKubeClient> client_;
   std::unique_ptr<kube::PocoKubeClient> run_client_;
+  Duration run_client_timeout_ = std::chrono::seconds(10);  // the assembly's request timeout
   std::filesystem::path dir_;
   std::unique_ptr<store::Ledger> ledger_;
   std::unique_ptr<model::TimeZoneDb> tzdb_;

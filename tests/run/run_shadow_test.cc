@@ -100,6 +100,39 @@ TEST_F(RunFixture, ShadowRecordsAMissedRunAndNothingForAMatch) {
   ASSERT_EQ(divergences->size(), 2u);
   EXPECT_EQ((*divergences)[1].kind, kLateRun);
   EXPECT_DOUBLE_EQ((*divergences)[1].detail["skewSeconds"].get<double>(), 100.0);
+
+  // Queryable: by kind, by CronJob, paged by seq; and counted on /metrics.
+  DivergenceQuery q;
+  q.kind = kLateRun;
+  auto late = ListDivergences(*ledger_, q);
+  ASSERT_TRUE(late.ok());
+  ASSERT_EQ(late->size(), 1u);
+  const Json j = DivergenceJson((*late)[0]);
+  EXPECT_EQ(j["kind"], "LateRun");
+  EXPECT_EQ(j["namespace"], "prod");
+  EXPECT_EQ(j["cronJob"], "report");
+  EXPECT_EQ(j["job"], JobName("report", kStart + 600));
+  EXPECT_EQ(j["detail"]["skewSeconds"], 100.0);
+  q = {};
+  q.cron_job = "other";
+  EXPECT_TRUE(ListDivergences(*ledger_, q)->empty());
+  q = {};
+  q.limit = 1;
+  auto first = ListDivergences(*ledger_, q);
+  ASSERT_EQ(first->size(), 1u);
+  EXPECT_EQ((*first)[0].kind, kMissedRun);
+  q.after_seq = (*first)[0].seq;
+  auto next = ListDivergences(*ledger_, q);
+  ASSERT_EQ(next->size(), 1u);
+  EXPECT_EQ((*next)[0].kind, kLateRun);
+  const std::string metrics = assembly_->RenderMetrics();
+  EXPECT_NE(metrics.find("cronledger_shadow_divergences_total{kind=\"MissedRun\"} 1\n"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("cronledger_shadow_divergences_total{kind=\"LateRun\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("cronledger_shadow_divergences_total{kind=\"UnexpectedJob\"} 0\n"),
+            std::string::npos);
 }
 
 TEST_F(RunFixture, ShadowRecordsAJobNobodyAskedFor) {
