@@ -32,6 +32,23 @@ void EncodeWatchEvent(const WatchEvent& e, RecordWriter* w) {
   w->Bytes(e.raw);
 }
 
+// Decodes into `e`, reusing its strings' storage (scans decode millions of records).
+Status DecodeWatchEventV1Into(RecordReader* r, WatchEvent* e) {
+  uint8_t type = 0;
+  uint8_t kind = 0;
+  if (!r->Byte(&type) || !r->Byte(&kind)) return Truncated("watch event");
+  if (type < 1 || type > 4) return Status::Corruption("watch event: unknown event type");
+  if (kind < 1 || kind > 2) return Status::Corruption("watch event: unknown object kind");
+  e->type = static_cast<WatchEventType>(type);
+  e->kind = static_cast<ObjectKind>(kind);
+  if (!r->String(&e->api_version) || !r->String(&e->namespace_) || !r->String(&e->name) ||
+      !r->String(&e->uid) || !r->String(&e->resource_version) || !r->String(&e->owner_name) ||
+      !r->String(&e->owner_uid) || !r->String(&e->raw)) {
+    return Truncated("watch event");
+  }
+  return Status::Ok();
+}
+
 Result<Input> DecodeWatchEventV1(RecordReader* r) {
   WatchEvent e;
   uint8_t type = 0;
@@ -337,6 +354,19 @@ Result<Input> DecodeInput(std::string_view bytes) {
   }
   if (in.ok() && !r.done()) return Status::Corruption("input: trailing bytes");
   return in;
+}
+
+Status DecodeInputInto(std::string_view bytes, Input* out) {
+  if (bytes.size() >= 2 && static_cast<uint8_t>(bytes[0]) == kInputFormatV1 &&
+      static_cast<uint8_t>(bytes[1]) == static_cast<uint8_t>(RecordType::kWatchEvent)) {
+    RecordReader r(bytes.substr(2));
+    if (!std::holds_alternative<WatchEvent>(*out)) out->emplace<WatchEvent>();
+    CL_RETURN_IF_ERROR(DecodeWatchEventV1Into(&r, &std::get<WatchEvent>(*out)));
+    if (!r.done()) return Status::Corruption("input: trailing bytes");
+    return Status::Ok();
+  }
+  CL_ASSIGN_OR_RETURN(*out, DecodeInput(bytes));
+  return Status::Ok();
 }
 
 void EncodeDecisionRecord(const Decision& d, std::string* out) {

@@ -137,6 +137,9 @@ void EncodeInput(const Input& in, std::string* out);
 std::string EncodeInput(const Input& in);
 // Corruption on truncated, trailing or unknown bytes; never throws or aborts.
 Result<Input> DecodeInput(std::string_view bytes);
+// DecodeInput into `*out`, reusing the storage of its strings when it already holds the record's
+// type (log scans). On error `*out` is unspecified.
+Status DecodeInputInto(std::string_view bytes, Input* out);
 
 // Decision log records. Json members (job object, status) are stored as CBOR.
 void EncodeDecisionRecord(const Decision& d, std::string* out);

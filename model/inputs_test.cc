@@ -84,6 +84,28 @@ TEST(InputsTest, EveryInputTypeRoundTrips) {
   }
 }
 
+// DecodeInputInto reuses the holder's strings; whatever the holder held, the result equals
+// DecodeInput's, for every record type and in any order.
+TEST(InputsTest, DecodeIntoEqualsDecodeWhateverTheHolderHeld) {
+  const auto samples = SampleInputs();
+  Input holder;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < samples.size(); ++i) {
+      const auto& in = samples[pass == 0 ? i : samples.size() - 1 - i];
+      const std::string bytes = EncodeInput(in);
+      ASSERT_TRUE(DecodeInputInto(bytes, &holder).ok()) << i;
+      EXPECT_EQ(holder, in) << i;
+      EXPECT_EQ(holder, *DecodeInput(bytes)) << i;
+    }
+  }
+  // Errors are the same as DecodeInput's.
+  std::string bytes = EncodeInput(samples.front());
+  bytes.push_back('x');
+  EXPECT_TRUE(DecodeInputInto(bytes, &holder).IsCorruption());
+  EXPECT_TRUE(DecodeInputInto(bytes.substr(0, 5), &holder).IsCorruption());
+  EXPECT_TRUE(DecodeInputInto("", &holder).IsCorruption());
+}
+
 TEST(InputsTest, IntentAndPassEndHaveTheirOwnRecordTypes) {
   EXPECT_EQ(InputRecordType(Input(ActionIntent{})), RecordType::kActionIntent);
   EXPECT_EQ(InputRecordType(Input(PassEnd{})), RecordType::kPassEnd);

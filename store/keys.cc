@@ -54,13 +54,18 @@ bool SeqOfIndexKey(std::string_view key, uint64_t* seq) {
   return GetBe64(key.substr(key.size() - 8), seq);
 }
 
-std::string EncodeLogValue(Time recorded_at, uint8_t flags, const model::Input& in) {
-  std::string out;
-  model::RecordWriter w(&out);
+void EncodeLogValueTo(Time recorded_at, uint8_t flags, const model::Input& in, std::string* out) {
+  out->clear();
+  model::RecordWriter w(out);
   w.Byte(kLogEnvelopeV1);
   w.Time(recorded_at);
   w.Byte(flags);
-  model::EncodeInput(in, &out);
+  model::EncodeInput(in, out);
+}
+
+std::string EncodeLogValue(Time recorded_at, uint8_t flags, const model::Input& in) {
+  std::string out;
+  EncodeLogValueTo(recorded_at, flags, in, &out);
   return out;
 }
 

@@ -39,6 +39,7 @@ bool SeqOfIndexKey(std::string_view key, uint64_t* seq);
 inline constexpr uint8_t kLogEnvelopeV1 = 1;
 inline constexpr uint8_t kFlagRawPruned = 1;
 std::string EncodeLogValue(Time recorded_at, uint8_t flags, const model::Input& in);
+void EncodeLogValueTo(Time recorded_at, uint8_t flags, const model::Input& in, std::string* out);
 struct LogValue {
   Time recorded_at;
   uint8_t flags = 0;

@@ -192,7 +192,7 @@ Status RocksDbLedger::ScanInputsAt(const rocksdb::Snapshot* snapshot, uint64_t f
   for (it->Seek(keys::Be64(from_seq)); it->Valid(); it->Next()) {
     if (!keys::GetBe64(ToView(it->key()), &rec.seq)) return Status::Corruption("input log key");
     CL_ASSIGN_OR_RETURN(keys::LogValue v, keys::DecodeLogValue(ToView(it->value())));
-    CL_ASSIGN_OR_RETURN(rec.input, model::DecodeInput(v.input));
+    CL_RETURN_IF_ERROR(model::DecodeInputInto(v.input, &rec.input));  // reuses rec's strings
     rec.recorded_at = v.recorded_at;
     rec.raw_pruned = (v.flags & keys::kFlagRawPruned) != 0;
     auto* ev = std::get_if<model::WatchEvent>(&rec.input);

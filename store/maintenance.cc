@@ -44,7 +44,7 @@ Result<RebuildReport> RocksDbLedger::Rebuild(bool repair) {
   ReadScope scope(this);
   CL_RETURN_IF_ERROR(scope.status());
   RebuildReport report;
-  MemViewStore rebuilt;
+  FlatViewStore rebuilt;
   Status fold_status;
   CL_RETURN_IF_ERROR(ScanInputsAt(scope.snapshot(), 0, false, [&](const LogRecord& rec) {
     if (const auto* ev = std::get_if<model::WatchEvent>(&rec.input)) {
@@ -54,7 +54,8 @@ Result<RebuildReport> RocksDbLedger::Rebuild(bool repair) {
     return fold_status.ok();
   }));
   CL_RETURN_IF_ERROR(fold_status);
-  report.view_entries = rebuilt.entries().size();
+  report.view_entries = rebuilt.size();
+  const auto sorted = rebuilt.SortedEntries();
 
   // Merge-compare the stored view (sorted) with the rebuild (sorted).
   rocksdb::WriteBatch fix;
@@ -62,13 +63,13 @@ Result<RebuildReport> RocksDbLedger::Rebuild(bool repair) {
     rocksdb::ReadOptions ro;
     ro.snapshot = scope.snapshot();
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kViewCf]));
-    auto want = rebuilt.entries().begin();
-    const auto want_end = rebuilt.entries().end();
+    auto want_it = sorted.begin();
+    const auto want_end = sorted.end();
     it->SeekToFirst();
-    while (it->Valid() || want != want_end) {
-      const int cmp = !it->Valid()       ? 1
-                      : want == want_end ? -1
-                                         : ToView(it->key()).compare(want->first);
+    while (it->Valid() || want_it != want_end) {
+      const int cmp = !it->Valid()          ? 1
+                      : want_it == want_end ? -1
+                                            : ToView(it->key()).compare((*want_it)->first);
       if (cmp < 0) {  // stored, not rebuilt
         const std::string key(ToView(it->key()));
         report.differences.push_back(
@@ -76,21 +77,21 @@ Result<RebuildReport> RocksDbLedger::Rebuild(bool repair) {
         CL_RETURN_IF_ERROR(FromRocks(fix.Delete(cfs_[kViewCf], key), "rebuild batch"));
         it->Next();
       } else if (cmp > 0) {  // rebuilt, not stored
-        report.differences.push_back(
-            {view_key::Describe(want->first), "", DescribeValue(want->first, want->second)});
-        CL_RETURN_IF_ERROR(
-            FromRocks(fix.Put(cfs_[kViewCf], want->first, want->second), "rebuild batch"));
-        ++want;
+        report.differences.push_back({view_key::Describe((*want_it)->first), "",
+                                      DescribeValue((*want_it)->first, (*want_it)->second)});
+        CL_RETURN_IF_ERROR(FromRocks(fix.Put(cfs_[kViewCf], (*want_it)->first, (*want_it)->second),
+                                     "rebuild batch"));
+        ++want_it;
       } else {
-        if (ToView(it->value()) != want->second) {
-          report.differences.push_back({view_key::Describe(want->first),
-                                        DescribeValue(want->first, ToView(it->value())),
-                                        DescribeValue(want->first, want->second)});
-          CL_RETURN_IF_ERROR(
-              FromRocks(fix.Put(cfs_[kViewCf], want->first, want->second), "rebuild batch"));
+        if (ToView(it->value()) != (*want_it)->second) {
+          report.differences.push_back({view_key::Describe((*want_it)->first),
+                                        DescribeValue((*want_it)->first, ToView(it->value())),
+                                        DescribeValue((*want_it)->first, (*want_it)->second)});
+          CL_RETURN_IF_ERROR(FromRocks(
+              fix.Put(cfs_[kViewCf], (*want_it)->first, (*want_it)->second), "rebuild batch"));
         }
         it->Next();
-        ++want;
+        ++want_it;
       }
     }
     CL_RETURN_IF_ERROR(FromRocks(it->status(), "view scan"));

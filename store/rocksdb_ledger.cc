@@ -1,5 +1,6 @@
 #include "store/rocksdb_ledger.h"
 
+#include <pthread.h>
 #include <rocksdb/cache.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 #include "store/keys.h"
@@ -45,20 +47,42 @@ class BatchViewStore final : public ViewStore {
   BatchViewStore(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf) : db_(db), cf_(cf) {}
 
   Result<std::optional<std::string>> Get(std::string_view key) override {
-    auto it = pending_.find(key);
-    if (it != pending_.end()) return it->second;
     std::string value;
-    rocksdb::Status s =
-        db_->Get(rocksdb::ReadOptions(), cf_, rocksdb::Slice(key.data(), key.size()), &value);
-    if (s.IsNotFound()) return std::optional<std::string>();
-    if (!s.ok()) return FromRocks(s, "view read");
+    CL_ASSIGN_OR_RETURN(const bool found, GetInto(key, &value));
+    if (!found) return std::optional<std::string>();
     return std::optional<std::string>(std::move(value));
   }
-  void Put(std::string_view key, std::string_view value) override {
-    pending_[std::string(key)] = std::string(value);
+  Result<bool> GetInto(std::string_view key, std::string* value) override {
+    auto it = pending_.find(key);
+    if (it != pending_.end()) {
+      if (!it->second) return false;
+      value->assign(*it->second);
+      return true;
+    }
+    rocksdb::Status s =
+        db_->Get(rocksdb::ReadOptions(), cf_, rocksdb::Slice(key.data(), key.size()), value);
+    if (s.IsNotFound()) return false;
+    if (!s.ok()) return FromRocks(s, "view read");
+    return true;
   }
-  void Delete(std::string_view key) override { pending_[std::string(key)] = std::nullopt; }
+  void Put(std::string_view key, std::string_view value) override {
+    auto it = pending_.find(key);
+    if (it == pending_.end()) {
+      pending_.emplace(std::string(key), std::string(value));
+    } else {
+      it->second = std::string(value);
+    }
+  }
+  void Delete(std::string_view key) override {
+    auto it = pending_.find(key);
+    if (it == pending_.end()) {
+      pending_.emplace(std::string(key), std::nullopt);
+    } else {
+      it->second = std::nullopt;
+    }
+  }
 
+  // One write per key, the last value (distinct keys: their order in the batch is irrelevant).
   Status Flush(rocksdb::WriteBatch* batch) {
     for (const auto& [key, value] : pending_) {
       rocksdb::Status s = value ? batch->Put(cf_, key, *value) : batch->Delete(cf_, key);
@@ -70,7 +94,8 @@ class BatchViewStore final : public ViewStore {
  private:
   rocksdb::DB* db_;
   rocksdb::ColumnFamilyHandle* cf_;
-  std::map<std::string, std::optional<std::string>, std::less<>> pending_;
+  std::unordered_map<std::string, std::optional<std::string>, FlatViewStore::Hash, std::equal_to<>>
+      pending_;
 };
 
 bool ValidName(std::string_view s) {
@@ -245,7 +270,10 @@ Result<std::unique_ptr<Ledger>> RocksDbLedger::OpenImpl(const LedgerOptions& opt
   ledger->db_.reset(raw_db);
   CL_RETURN_IF_ERROR(ledger->LoadMeta());
   if (options.sync == SyncMode::kBatch) {
-    ledger->sync_thread_ = std::thread([l = ledger.get()] { l->SyncLoop(); });
+    ledger->sync_thread_ = std::thread([l = ledger.get()] {
+      pthread_setname_np(pthread_self(), "cl-ledger-sync");
+      l->SyncLoop();
+    });
   }
   return std::unique_ptr<Ledger>(std::move(ledger));
 }
@@ -398,7 +426,7 @@ Result<CommitResult> RocksDbLedger::Commit(UnitOfWork unit) {
     size_t unit_bytes = 0;
     for (const auto& in : x->unit->inputs) {
       if (const auto* ev = std::get_if<model::WatchEvent>(&in)) unit_bytes += ev->raw.size();
-      unit_bytes += 64;
+      unit_bytes += 256;  // keys, the input record, view and index entries
     }
     if (!group.empty() && bytes + unit_bytes > options_.max_group_bytes) break;
     bytes += unit_bytes;
@@ -409,7 +437,8 @@ Result<CommitResult> RocksDbLedger::Commit(UnitOfWork unit) {
 
   maintenance.lock();
   if (options_.before_group_write) options_.before_group_write();
-  rocksdb::WriteBatch batch;
+  // Reserved up front: growing a multi-MiB batch by doubling copies it several times.
+  rocksdb::WriteBatch batch(bytes + 4096);
   BatchViewStore overlay(db_.get(), cfs_[kViewCf]);
   const Time now = clock_->Now();
   Status status;
@@ -462,20 +491,26 @@ Status RocksDbLedger::AddUnit(UnitOfWork* unit, ViewStore* overlay, rocksdb::Wri
                      "batch");
   };
   uint64_t last_tick_seq = 0;
+  std::string seq_key;
+  std::string record;  // reused: one encoding buffer for the whole unit
   for (auto& in : unit->inputs) {
     const uint64_t seq = ++next->last_input_seq;
     if (result->first_input_seq == 0) result->first_input_seq = seq;
     result->last_input_seq = seq;
-    const std::string key = keys::Be64(seq);
+    seq_key.clear();
+    keys::PutBe64(&seq_key, seq);
     if (auto* ev = std::get_if<model::WatchEvent>(&in)) {
+      // The log record is the normalized event; its raw bytes go to the raw column family.
       std::string raw = std::move(ev->raw);
       ev->raw.clear();
-      if (!raw.empty()) CL_RETURN_IF_ERROR(put(kRawCf, key, raw));
-      CL_RETURN_IF_ERROR(put(kInputsCf, key, keys::EncodeLogValue(now, 0, in)));
+      if (!raw.empty()) CL_RETURN_IF_ERROR(put(kRawCf, seq_key, raw));
+      keys::EncodeLogValueTo(now, 0, in, &record);
+      CL_RETURN_IF_ERROR(put(kInputsCf, seq_key, record));
       CL_RETURN_IF_ERROR(FoldWatchEvent(*ev, seq, overlay));
     } else {
       if (std::holds_alternative<model::Tick>(in)) last_tick_seq = seq;
-      CL_RETURN_IF_ERROR(put(kInputsCf, key, keys::EncodeLogValue(now, 0, in)));
+      keys::EncodeLogValueTo(now, 0, in, &record);
+      CL_RETURN_IF_ERROR(put(kInputsCf, seq_key, record));
     }
   }
   for (auto& d : unit->decisions) {

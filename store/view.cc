@@ -1,5 +1,6 @@
 #include "store/view.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace cronledger::store {
@@ -12,11 +13,16 @@ void Append(std::string* out, std::string_view a) {
   out->push_back('\0');
 }
 
-}  // namespace
+// The fields of an ObjectEntry as views (the fold's scratch form; same encoding).
+struct EntryView {
+  model::ObjectKind kind = model::ObjectKind::kCronJob;
+  std::string_view api_version, namespace_, name, uid, resource_version, owner_name, owner_uid;
+  uint64_t source_seq = 0;
+};
 
-std::string EncodeObjectEntry(const ObjectEntry& e) {
-  std::string out;
-  model::RecordWriter w(&out);
+void EncodeEntryTo(const EntryView& e, std::string* out) {
+  out->clear();
+  model::RecordWriter w(out);
   w.Byte(kEntryV1);
   w.Byte(static_cast<uint8_t>(e.kind));
   w.Bytes(e.api_version);
@@ -27,6 +33,44 @@ std::string EncodeObjectEntry(const ObjectEntry& e) {
   w.Bytes(e.owner_name);
   w.Bytes(e.owner_uid);
   w.Varint(e.source_seq);
+}
+
+// Decodes the uid and owner name of an entry without copying (all the fold needs of a prior).
+bool DecodeEntryView(std::string_view bytes, EntryView* e) {
+  model::RecordReader r(bytes);
+  uint8_t version = 0;
+  uint8_t kind = 0;
+  bool ok = r.Byte(&version) && version == kEntryV1 && r.Byte(&kind) && kind >= 1 && kind <= 2 &&
+            r.Bytes(&e->api_version) && r.Bytes(&e->namespace_) && r.Bytes(&e->name) &&
+            r.Bytes(&e->uid) && r.Bytes(&e->resource_version) && r.Bytes(&e->owner_name) &&
+            r.Bytes(&e->owner_uid) && r.Varint(&e->source_seq) && r.done();
+  e->kind = static_cast<model::ObjectKind>(kind);
+  return ok;
+}
+
+void ObjectKeyTo(model::ObjectKind kind, std::string_view ns, std::string_view name,
+                 std::string* k) {
+  k->assign(1,
+            kind == model::ObjectKind::kCronJob ? view_key::kCronJobPrefix : view_key::kJobPrefix);
+  Append(k, ns);
+  k->append(name);
+}
+
+void OwnerIndexTo(std::string_view ns, std::string_view owner, std::string_view job,
+                  std::string* k) {
+  k->assign(1, view_key::kOwnerPrefix);
+  Append(k, ns);
+  Append(k, owner);
+  k->append(job);
+}
+
+}  // namespace
+
+std::string EncodeObjectEntry(const ObjectEntry& e) {
+  std::string out;
+  EncodeEntryTo({e.kind, e.api_version, e.namespace_, e.name, e.uid, e.resource_version,
+                 e.owner_name, e.owner_uid, e.source_seq},
+                &out);
   return out;
 }
 
@@ -114,47 +158,62 @@ std::string Describe(std::string_view key) {
 
 }  // namespace view_key
 
+Result<bool> ViewStore::GetInto(std::string_view key, std::string* value) {
+  CL_ASSIGN_OR_RETURN(std::optional<std::string> v, Get(key));
+  if (!v) return false;
+  *value = std::move(*v);
+  return true;
+}
+
 Status FoldWatchEvent(const model::WatchEvent& ev, uint64_t seq, ViewStore* view) {
   using model::WatchEventType;
+  // Per-thread scratch buffers: folding a log allocates nothing per record once they have grown.
+  thread_local std::string key, value, prior_bytes, index_key;
   if (!ev.resource_version.empty()) {
-    view->Put(view_key::Resource(view_key::ResourceOf(ev)),
-              EncodeResourceVersionEntry({ev.resource_version, seq}));
+    key.assign(1, view_key::kResourcePrefix);
+    key.append(ev.api_version).push_back('/');
+    key.append(model::ObjectKindName(ev.kind));
+    value.clear();
+    model::RecordWriter w(&value);
+    w.Byte(kEntryV1);
+    w.Bytes(ev.resource_version);
+    w.Varint(seq);
+    view->Put(key, value);
   }
   if (ev.type == WatchEventType::kBookmark) return Status::Ok();
 
-  const std::string key = view_key::Object(ev.kind, ev.namespace_, ev.name);
-  CL_ASSIGN_OR_RETURN(std::optional<std::string> prior_bytes, view->Get(key));
-  std::optional<ObjectEntry> prior;
-  if (prior_bytes) {
-    CL_ASSIGN_OR_RETURN(prior, DecodeObjectEntry(*prior_bytes));
+  ObjectKeyTo(ev.kind, ev.namespace_, ev.name, &key);
+  CL_ASSIGN_OR_RETURN(const bool has_prior, view->GetInto(key, &prior_bytes));
+  EntryView prior;
+  if (has_prior && !DecodeEntryView(prior_bytes, &prior)) {
+    return Status::Corruption("view: malformed object entry");
   }
   const bool is_job = ev.kind == model::ObjectKind::kJob;
   if (ev.type == WatchEventType::kDeleted) {
     // A DELETED for another incarnation (a different uid under the same name) leaves the stored
     // object alone: it is the newer one.
-    if (!prior || (!ev.uid.empty() && prior->uid != ev.uid)) return Status::Ok();
+    if (!has_prior || (!ev.uid.empty() && prior.uid != ev.uid)) return Status::Ok();
     view->Delete(key);
-    if (is_job && !prior->owner_name.empty()) {
-      view->Delete(view_key::OwnerIndex(ev.namespace_, prior->owner_name, ev.name));
+    if (is_job && !prior.owner_name.empty()) {
+      OwnerIndexTo(ev.namespace_, prior.owner_name, ev.name, &index_key);
+      view->Delete(index_key);
     }
     return Status::Ok();
   }
-  ObjectEntry entry{ev.kind,
-                    ev.api_version,
-                    ev.namespace_,
-                    ev.name,
-                    ev.uid,
-                    ev.resource_version,
-                    is_job ? ev.owner_name : std::string(),
-                    is_job ? ev.owner_uid : std::string(),
-                    seq};
-  view->Put(key, EncodeObjectEntry(entry));
+  const std::string_view owner_name = is_job ? std::string_view(ev.owner_name) : "";
+  EncodeEntryTo({ev.kind, ev.api_version, ev.namespace_, ev.name, ev.uid, ev.resource_version,
+                 owner_name, is_job ? std::string_view(ev.owner_uid) : "", seq},
+                &value);
+  view->Put(key, value);
   if (is_job) {
-    if (prior && !prior->owner_name.empty() && prior->owner_name != entry.owner_name) {
-      view->Delete(view_key::OwnerIndex(ev.namespace_, prior->owner_name, ev.name));
+    // `prior` views prior_bytes, this thread's copy: the store's writes do not change it.
+    if (has_prior && !prior.owner_name.empty() && prior.owner_name != owner_name) {
+      OwnerIndexTo(ev.namespace_, prior.owner_name, ev.name, &index_key);
+      view->Delete(index_key);
     }
-    if (!entry.owner_name.empty() && (!prior || prior->owner_name != entry.owner_name)) {
-      view->Put(view_key::OwnerIndex(ev.namespace_, entry.owner_name, ev.name), "");
+    if (!owner_name.empty() && (!has_prior || prior.owner_name != owner_name)) {
+      OwnerIndexTo(ev.namespace_, owner_name, ev.name, &index_key);
+      view->Put(index_key, "");
     }
   }
   return Status::Ok();
@@ -164,6 +223,13 @@ Result<std::optional<std::string>> MemViewStore::Get(std::string_view key) {
   auto it = entries_.find(key);
   if (it == entries_.end()) return std::optional<std::string>();
   return std::optional<std::string>(it->second);
+}
+
+Result<bool> MemViewStore::GetInto(std::string_view key, std::string* value) {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return false;
+  value->assign(it->second);
+  return true;
 }
 
 void MemViewStore::Put(std::string_view key, std::string_view value) {
@@ -178,6 +244,55 @@ void MemViewStore::Put(std::string_view key, std::string_view value) {
 void MemViewStore::Delete(std::string_view key) {
   auto it = entries_.find(key);
   if (it != entries_.end()) entries_.erase(it);
+}
+
+}  // namespace cronledger::store
+
+namespace cronledger::store {
+
+FlatViewStore::Map::iterator FlatViewStore::Find(std::string_view key) {
+  if (last_ != entries_.end() && last_->first == key) return last_;
+  auto it = entries_.find(key);
+  if (it != entries_.end()) last_ = it;
+  return it;
+}
+
+Result<std::optional<std::string>> FlatViewStore::Get(std::string_view key) {
+  auto it = Find(key);
+  if (it == entries_.end()) return std::optional<std::string>();
+  return std::optional<std::string>(it->second);
+}
+
+Result<bool> FlatViewStore::GetInto(std::string_view key, std::string* value) {
+  auto it = Find(key);
+  if (it == entries_.end()) return false;
+  value->assign(it->second);
+  return true;
+}
+
+void FlatViewStore::Put(std::string_view key, std::string_view value) {
+  auto it = Find(key);
+  if (it == entries_.end()) {
+    last_ = entries_.emplace(std::string(key), std::string(value)).first;
+  } else {
+    it->second.assign(value);
+  }
+}
+
+void FlatViewStore::Delete(std::string_view key) {
+  auto it = Find(key);
+  if (it == entries_.end()) return;
+  entries_.erase(it);
+  last_ = entries_.end();
+}
+
+std::vector<const FlatViewStore::Map::value_type*> FlatViewStore::SortedEntries() const {
+  std::vector<const Map::value_type*> out;
+  out.reserve(entries_.size());
+  for (const auto& e : entries_) out.push_back(&e);
+  std::sort(out.begin(), out.end(),
+            [](const auto* a, const auto* b) { return a->first < b->first; });
+  return out;
 }
 
 }  // namespace cronledger::store

@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "model/inputs.h"
 #include "model/result.h"
@@ -72,6 +74,9 @@ class ViewStore {
   virtual Result<std::optional<std::string>> Get(std::string_view key) = 0;
   virtual void Put(std::string_view key, std::string_view value) = 0;
   virtual void Delete(std::string_view key) = 0;
+  // Get into a caller's buffer (reused across calls, so a fold allocates nothing per record).
+  // Returns false when absent. The default calls Get.
+  virtual Result<bool> GetInto(std::string_view key, std::string* value);
 };
 
 // Folds the watch event with sequence number `seq` into `view`: ADDED/MODIFIED upsert the object
@@ -84,12 +89,39 @@ Status FoldWatchEvent(const model::WatchEvent& ev, uint64_t seq, ViewStore* view
 class MemViewStore : public ViewStore {
  public:
   Result<std::optional<std::string>> Get(std::string_view key) override;
+  Result<bool> GetInto(std::string_view key, std::string* value) override;
   void Put(std::string_view key, std::string_view value) override;
   void Delete(std::string_view key) override;
   const std::map<std::string, std::string, std::less<>>& entries() const { return entries_; }
 
  private:
   std::map<std::string, std::string, std::less<>> entries_;
+};
+
+// An unordered in-memory view for folding a whole log (rebuild, benchmarks): a hash map, so a
+// fold costs no ordered-tree walks; SortedEntries() orders it once at the end.
+class FlatViewStore : public ViewStore {
+ public:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  using Map = std::unordered_map<std::string, std::string, Hash, std::equal_to<>>;
+
+  Result<std::optional<std::string>> Get(std::string_view key) override;
+  Result<bool> GetInto(std::string_view key, std::string* value) override;
+  void Put(std::string_view key, std::string_view value) override;
+  void Delete(std::string_view key) override;
+  size_t size() const { return entries_.size(); }
+  // The entries ordered by key (pointers into this store; valid until it changes).
+  std::vector<const Map::value_type*> SortedEntries() const;
+
+ private:
+  // The fold reads a key and then writes it: remember the last key found, so the write needs no
+  // second hash lookup. Node iterators stay valid across rehashing; erasing resets it.
+  Map::iterator Find(std::string_view key);
+  Map entries_;
+  Map::iterator last_ = entries_.end();
 };
 
 }  // namespace cronledger::store

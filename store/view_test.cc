@@ -112,5 +112,51 @@ TEST(FoldTest, DescribeKeys) {
   EXPECT_EQ(view_key::Describe(view_key::OwnerIndex("ns", "a", "j")), "jobs-by-owner ns/a/j");
 }
 
+// The hash-map view (rebuild's scratch) folds to exactly the ordered view's entries.
+TEST(FoldTest, FlatViewEqualsMemView) {
+  MemViewStore mem;
+  FlatViewStore flat;
+  uint64_t seq = 0;
+  auto fold = [&](const model::WatchEvent& ev) {
+    ++seq;
+    ASSERT_TRUE(FoldWatchEvent(ev, seq, &mem).ok());
+    ASSERT_TRUE(FoldWatchEvent(ev, seq, &flat).ok());
+  };
+  for (int i = 0; i < 50; ++i) {
+    const std::string cj = "cj" + std::to_string(i % 7);
+    const std::string job = cj + "-" + std::to_string(i);
+    fold(CronJobEvent(i < 7 ? WatchEventType::kAdded : WatchEventType::kModified, "ns", cj,
+                      "u-" + cj, std::to_string(seq + 1)));
+    fold(JobEvent(WatchEventType::kAdded, "ns", job, "u-" + job, std::to_string(seq + 1), cj));
+    // Re-owned by another CronJob, then deleted every third time (owner index moves / goes).
+    fold(JobEvent(WatchEventType::kModified, "ns", job, "u-" + job, std::to_string(seq + 1),
+                  "cj" + std::to_string((i + 1) % 7)));
+    if (i % 3 == 0) {
+      fold(JobEvent(WatchEventType::kDeleted, "ns", job, "u-" + job, std::to_string(seq + 1), cj));
+    }
+    if (i % 5 == 0) {  // a DELETED of another incarnation leaves the object
+      fold(JobEvent(WatchEventType::kDeleted, "ns", job, "other-uid", std::to_string(seq + 1), cj));
+    }
+  }
+  const auto sorted = flat.SortedEntries();
+  ASSERT_EQ(sorted.size(), mem.entries().size());
+  ASSERT_EQ(flat.size(), mem.entries().size());
+  auto it = mem.entries().begin();
+  for (const auto* e : sorted) {
+    EXPECT_EQ(e->first, it->first);
+    EXPECT_EQ(e->second, it->second) << view_key::Describe(e->first);
+    ++it;
+  }
+  // Reads see the last write, including after deletes.
+  std::string value;
+  auto got = flat.GetInto(view_key::Object(model::ObjectKind::kJob, "ns", "cj0-0"), &value);
+  ASSERT_TRUE(got.ok());
+  EXPECT_FALSE(*got);
+  got = flat.GetInto(view_key::Object(model::ObjectKind::kJob, "ns", "cj1-1"), &value);
+  ASSERT_TRUE(got.ok());
+  ASSERT_TRUE(*got);
+  EXPECT_EQ(DecodeObjectEntry(value)->owner_name, "cj2");
+}
+
 }  // namespace
 }  // namespace cronledger::store
