@@ -25,14 +25,15 @@ bool HasDeletionTimestamp(const std::string& raw) {
 
 std::optional<ControllerImpl::Prior> ControllerImpl::PriorOf(const model::WatchEvent& ev) {
   if (ev.type == model::WatchEventType::kDeleted) return std::nullopt;
-  Prior p{ev.resource_version, ev.owner_name, ev.owner_uid, "", std::nullopt};
+  Prior p{ev.resource_version, ev.owner_name, ev.owner_uid, "", std::nullopt, ev.uid, false};
   if (ev.kind == model::ObjectKind::kCronJob) {
     auto j = model::ParseJson(ev.raw);
     if (j.ok()) {
       auto cj = model::DecodeCronJob(*j);
       if (cj.ok()) {
-        p.schedule = cj->spec.schedule;
-        p.time_zone = cj->spec.time_zone;
+        p.schedule = std::move(cj->spec.schedule);
+        p.time_zone = std::move(cj->spec.time_zone);
+        p.decoded = true;
       }
     }
   }
@@ -41,6 +42,8 @@ std::optional<ControllerImpl::Prior> ControllerImpl::PriorOf(const model::WatchE
 
 Result<std::optional<ControllerImpl::Prior>> ControllerImpl::ReadPrior(
     const model::WatchEvent& ev) {
+  auto cached = known_.find(ObjectKey{ev.kind, Key(ev.namespace_, ev.name)});
+  if (cached != known_.end()) return std::optional<Prior>(cached->second);
   auto obj = ledger_.GetObject(ev.kind, ev.namespace_, ev.name);
   if (obj.status().IsNotFound()) return std::optional<Prior>();
   if (!obj.ok()) return obj.status();
@@ -50,8 +53,21 @@ Result<std::optional<ControllerImpl::Prior>> ControllerImpl::ReadPrior(
   stored.resource_version = obj->entry.resource_version;
   stored.owner_name = obj->entry.owner_name;
   stored.owner_uid = obj->entry.owner_uid;
+  stored.uid = obj->entry.uid;
   stored.raw = std::move(obj->raw);
   return PriorOf(stored);
+}
+
+// Mirrors the view's fold (store::FoldWatchEvent) for the facts the handlers use: every event but
+// DELETED replaces the object; a DELETED of another incarnation (other uid) leaves it.
+void ControllerImpl::Remember(const model::WatchEvent& ev, std::optional<Prior> state) {
+  ObjectKey key{ev.kind, Key(ev.namespace_, ev.name)};
+  if (ev.type != model::WatchEventType::kDeleted) {
+    known_.insert_or_assign(std::move(key), std::move(*state));
+    return;
+  }
+  auto it = known_.find(key);
+  if (it != known_.end() && (ev.uid.empty() || it->second.uid == ev.uid)) known_.erase(it);
 }
 
 Status ControllerImpl::Ingest(std::vector<model::WatchEvent> events) {
@@ -59,18 +75,21 @@ Status ControllerImpl::Ingest(std::vector<model::WatchEvent> events) {
   // The handlers compare each event with the object as the view held it before (spec §2 update
   // handlers get old and new); within one batch the previous event of the same object is "old".
   std::vector<std::optional<Prior>> priors(events.size());
-  std::map<ObjectKey, std::optional<Prior>> in_batch;
+  std::vector<std::optional<Prior>> states(events.size());  // each object after its event
+  std::map<ObjectKey, size_t> in_batch;                     // -> its last event so far
   for (size_t i = 0; i < events.size(); ++i) {
     const model::WatchEvent& ev = events[i];
     if (ev.type == model::WatchEventType::kBookmark) continue;
-    const ObjectKey key{ev.kind, Key(ev.namespace_, ev.name)};
+    ObjectKey key{ev.kind, Key(ev.namespace_, ev.name)};
     auto it = in_batch.find(key);
     if (it != in_batch.end()) {
-      priors[i] = it->second;
+      priors[i] = states[it->second];
+      it->second = i;
     } else {
       CL_ASSIGN_OR_RETURN(priors[i], ReadPrior(ev));
+      in_batch.emplace(std::move(key), i);
     }
-    in_batch[key] = PriorOf(ev);
+    states[i] = PriorOf(ev);
   }
   store::UnitOfWork unit;
   unit.inputs.assign(events.begin(), events.end());
@@ -79,15 +98,17 @@ Status ControllerImpl::Ingest(std::vector<model::WatchEvent> events) {
   for (size_t i = 0; i < events.size(); ++i) {
     if (events[i].type == model::WatchEventType::kBookmark) continue;
     if (events[i].kind == model::ObjectKind::kCronJob) {
-      HandleCronJob(events[i], priors[i]);
+      HandleCronJob(events[i], priors[i], states[i]);
     } else {
       HandleJob(events[i], priors[i]);
     }
+    Remember(events[i], std::move(states[i]));
   }
   return Status::Ok();
 }
 
-void ControllerImpl::HandleCronJob(const model::WatchEvent& ev, const std::optional<Prior>& prior) {
+void ControllerImpl::HandleCronJob(const model::WatchEvent& ev, const std::optional<Prior>& prior,
+                                   const std::optional<Prior>& current) {
   const std::string key = Key(ev.namespace_, ev.name);
   if (ev.type == model::WatchEventType::kDeleted) {
     queue_.Add(key, trigger::kCronJobDelete);
@@ -98,10 +119,18 @@ void ControllerImpl::HandleCronJob(const model::WatchEvent& ev, const std::optio
     queue_.Add(key, trigger::kCronJobAdd);
     return;
   }
+  if (!current || !current->decoded) {
+    queue_.Add(key, trigger::kCronJobUpdate);  // cannot compare schedules: a plain update
+    return;
+  }
+  if (current->schedule == prior->schedule && current->time_zone == prior->time_zone) {
+    queue_.Add(key, trigger::kCronJobUpdate);  // OnCronJobUpdate: not a schedule change
+    return;
+  }
   auto j = model::ParseJson(ev.raw);
   auto cj = j.ok() ? model::DecodeCronJob(*j) : Result<model::CronJob>(j.status());
   if (!cj.ok()) {
-    queue_.Add(key, trigger::kCronJobUpdate);  // cannot compare schedules: a plain update
+    queue_.Add(key, trigger::kCronJobUpdate);
     return;
   }
   // spec §2: a schedule or timeZone change requeues at the new schedule's next time, or records
@@ -142,12 +171,18 @@ void ControllerImpl::HandleJob(const model::WatchEvent& ev, const std::optional<
 void ControllerImpl::EnqueueOwner(const std::string& ns, const std::string& owner_name,
                                   const std::string& owner_uid, std::string_view why) {
   if (owner_name.empty()) return;
+  const std::string key = Key(ns, owner_name);
+  auto cached = known_.find(ObjectKey{model::ObjectKind::kCronJob, key});
+  if (cached != known_.end()) {
+    if (cached->second.uid == owner_uid) queue_.Add(key, why);
+    return;
+  }
   auto owner = ledger_.GetObject(model::ObjectKind::kCronJob, ns, owner_name);
   if (owner.status().IsNotFound()) return;
   // A view that cannot be read: enqueue anyway. A spurious pass is harmless (the pass reads the
   // view again); a lost one would park the CronJob until its next event.
   if (owner.ok() && owner->entry.uid != owner_uid) return;
-  queue_.Add(Key(ns, owner_name), why);
+  queue_.Add(key, why);
 }
 
 }  // namespace cronledger::controller

@@ -63,13 +63,17 @@ class ControllerImpl final : public Controller {
     std::string owner_uid;
     std::string schedule;
     std::optional<std::string> time_zone;
+    std::string uid;
+    bool decoded = false;  // CronJobs: schedule/time_zone come from a decodable object
   };
   using ObjectKey = std::pair<model::ObjectKind, std::string>;
 
   // --- spec §2 handlers (controller_handlers.cc)
   Result<std::optional<Prior>> ReadPrior(const model::WatchEvent& ev);
   static std::optional<Prior> PriorOf(const model::WatchEvent& ev);
-  void HandleCronJob(const model::WatchEvent& ev, const std::optional<Prior>& prior);
+  void HandleCronJob(const model::WatchEvent& ev, const std::optional<Prior>& prior,
+                     const std::optional<Prior>& current);
+  void Remember(const model::WatchEvent& ev, std::optional<Prior> state);
   void HandleJob(const model::WatchEvent& ev, const std::optional<Prior>& prior);
   void EnqueueOwner(const std::string& ns, const std::string& owner_name,
                     const std::string& owner_uid, std::string_view why);
@@ -101,6 +105,11 @@ class ControllerImpl final : public Controller {
   const model::TimeZoneDb& tzdb_;
   WorkQueue queue_;
   std::mutex ingest_mu_;  // one Ingest at a time: priors are read before their commit
+  // What the handlers need of every object the view holds, as of the last committed Ingest
+  // (guarded by ingest_mu_). The same facts ReadPrior reads from the ledger's view, kept here so
+  // that handling an event costs no ledger read and no second JSON parse. Objects ingested before
+  // this process started are read from the ledger once (a miss), then kept.
+  std::map<ObjectKey, Prior> known_;
   std::vector<std::thread> workers_;
 
   std::atomic<uint64_t> passes_{0};
