@@ -24,6 +24,7 @@ struct KafkaEventSource::Impl {
   Status Flush();
   void OnRebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions);
   void Add(const rd_kafka_message_t& m);
+  bool Repeat(const model::WatchEvent& e);
 
   store::Ledger& ledger;
   const KafkaSourceOptions options;
@@ -34,7 +35,9 @@ struct KafkaEventSource::Impl {
   std::map<int32_t, int64_t> next;        // assigned partition -> next offset to ingest
   store::UnitOfWork batch;                // built by Add(), committed by Flush()
   std::map<int32_t, int64_t> batch_next;  // partitions the batch advances
-  KafkaIngestProgress counts;             // of the current Poll() call
+  // Objects the batch changes: "<kind>/<ns>/<name>" -> resourceVersion, "" once deleted.
+  std::map<std::string, std::string> batch_objects;
+  KafkaIngestProgress counts;  // of the current Poll() call
   Status failed;
 };
 
@@ -118,6 +121,7 @@ Status KafkaEventSource::Impl::Flush() {
     // not line up with the stored offsets: drop it; it is read again from them next time.
     batch = store::UnitOfWork();
     batch_next.clear();
+    batch_objects.clear();
     return failed;
   }
   if (batch_next.empty()) return Status::Ok();
@@ -127,6 +131,7 @@ Status KafkaEventSource::Impl::Flush() {
   }
   auto committed = ledger.Commit(std::move(batch));
   batch = store::UnitOfWork();
+  batch_objects.clear();  // committed (the view has them now) or dropped with the batch
   if (!committed.ok()) {
     batch_next.clear();
     return committed.status();
@@ -189,6 +194,24 @@ void KafkaEventSource::Impl::OnRebalance(rd_kafka_resp_err_t err,
   }
 }
 
+bool KafkaEventSource::Impl::Repeat(const model::WatchEvent& e) {
+  if (e.type == model::WatchEventType::kBookmark || e.name.empty()) return false;
+  const std::string id =
+      std::string(model::ObjectKindName(e.kind)) + "/" + e.namespace_ + "/" + e.name;
+  std::string held;  // the view's resourceVersion of the object, "" when it holds none
+  if (auto it = batch_objects.find(id); it != batch_objects.end()) {
+    held = it->second;
+  } else if (auto obj = ledger.GetObject(e.kind, e.namespace_, e.name); obj.ok()) {
+    held = obj->entry.resource_version;
+  } else if (!obj.status().IsNotFound()) {
+    return false;  // unknown: keep the event (a repeat folds to the same state anyway)
+  }
+  const bool deleted = e.type == model::WatchEventType::kDeleted;
+  const bool repeat = deleted ? held.empty() : held == e.resource_version;
+  if (!repeat) batch_objects[id] = deleted ? "" : e.resource_version;
+  return repeat;
+}
+
 void KafkaEventSource::Impl::Add(const rd_kafka_message_t& m) {
   auto it = next.find(m.partition);
   if (it != next.end() && m.offset < it->second) {
@@ -207,14 +230,20 @@ void KafkaEventSource::Impl::Add(const rd_kafka_message_t& m) {
     padded.resize(value.size() + kDecoderPadding);
     decoder.Decode(std::string_view(padded.data(), value.size()), &decoded);
   }
-  for (auto& ev : decoded.events) batch.inputs.emplace_back(std::move(ev));
+  for (auto& ev : decoded.events) {
+    if (options.dedupe_by_resource_version && Repeat(ev)) {
+      ++counts.duplicates;
+      continue;
+    }
+    ++counts.events;
+    batch.inputs.emplace_back(std::move(ev));
+  }
   for (auto& r : decoded.rejections) {
     std::string source = where;
     if (r.item >= 0) source += " items[" + std::to_string(r.item) + "]";
     batch.quarantine.push_back(
         {0, Time(), std::move(r.reason), std::move(source), std::move(r.raw)});
   }
-  counts.events += decoded.events.size();
   counts.quarantined += decoded.rejections.size();
   ++counts.messages;
   batch_next[m.partition] = m.offset + 1;

@@ -45,6 +45,13 @@ struct KafkaSourceOptions {
   // standard tools show the group's lag. The ledger's positions stay authoritative.
   // Default: true.
   bool commit_to_group = true;
+  // Drop an object event the view already reflects: ADDED/MODIFIED at the resourceVersion the
+  // view holds for that object, DELETED of an object the view does not hold. Such a message is a
+  // repeat (a watch relay that restarted, or two relays during a rollout; docs/kafka.md "Watch
+  // relay"); it is counted in `duplicates`, its offset is stored, and nothing else is written.
+  // A synthetic DELETED (after a relist) carries the last known state and still applies.
+  // Default: true.
+  bool dedupe_by_resource_version = true;
   // librdkafka log lines (syslog level, facility, message), called from librdkafka threads.
   // Default: empty = levels <= 4 to stderr.
   std::function<void(int, std::string_view, std::string_view)> log;
@@ -55,6 +62,7 @@ struct KafkaIngestProgress {
   uint64_t events = 0;       // watch events appended
   uint64_t quarantined = 0;  // rejections quarantined
   uint64_t skipped = 0;      // messages below the stored position (already in the ledger)
+  uint64_t duplicates = 0;   // events the view already reflected (dedupe_by_resource_version)
   uint64_t first_seq = 0;    // input seqs of the last unit (0 when it had no inputs)
   uint64_t last_seq = 0;
 };

@@ -123,30 +123,41 @@ void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
 }
 }  // namespace
 
-std::vector<std::pair<int32_t, int64_t>> ProduceSync(
-    const std::string& bootstraps, const std::string& topic,
-    const std::vector<std::pair<std::string, std::string>>& records) {
-  std::vector<std::pair<int32_t, int64_t>> result(records.size(), {-1, -1});
+SyncProducer::SyncProducer(const std::string& bootstraps) {
   rd_kafka_conf_t* conf = QuietConf();
   Set(conf, "bootstrap.servers", bootstraps);
+  Set(conf, "linger.ms", "1");
   rd_kafka_conf_set_dr_msg_cb(conf, &OnDelivery);
-  rd_kafka_conf_set_opaque(conf, &result);
+  rd_kafka_conf_set_opaque(conf, &result_);
   char err[256];
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
-  CL_CHECK(rk != nullptr);
+  rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+  CL_CHECK(rk_ != nullptr);
+}
+
+SyncProducer::~SyncProducer() { rd_kafka_destroy(rk_); }
+
+std::vector<std::pair<int32_t, int64_t>> SyncProducer::Produce(
+    const std::string& topic, const std::vector<std::pair<std::string, std::string>>& records) {
+  result_.assign(records.size(), {-1, -1});
   for (size_t i = 0; i < records.size(); ++i) {
     const auto& [key, value] = records[i];
     const rd_kafka_resp_err_t e = rd_kafka_producev(
-        rk, RD_KAFKA_V_TOPIC(topic.c_str()),
+        rk_, RD_KAFKA_V_TOPIC(topic.c_str()),
         RD_KAFKA_V_KEY(const_cast<char*>(key.data()), key.size()),
         RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
         RD_KAFKA_V_OPAQUE(reinterpret_cast<void*>(static_cast<uintptr_t>(i))), RD_KAFKA_V_END);
     CL_CHECK(e == RD_KAFKA_RESP_ERR_NO_ERROR);
   }
-  EXPECT_EQ(rd_kafka_flush(rk, 30000), RD_KAFKA_RESP_ERR_NO_ERROR);
-  rd_kafka_destroy(rk);
-  return result;
+  EXPECT_EQ(rd_kafka_flush(rk_, 30000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  return result_;
+}
+
+std::vector<std::pair<int32_t, int64_t>> ProduceSync(
+    const std::string& bootstraps, const std::string& topic,
+    const std::vector<std::pair<std::string, std::string>>& records) {
+  SyncProducer producer(bootstraps);
+  return producer.Produce(topic, records);
 }
 
 model::Decision MakeDecision(const std::string& ns, const std::string& name, int i) {

@@ -57,6 +57,23 @@ std::vector<Message> ReadTopic(const std::string& bootstraps, const std::string&
                                int partitions,
                                std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
+// A plain producer kept open across calls (a new client per call costs a metadata round trip).
+class SyncProducer {
+ public:
+  explicit SyncProducer(const std::string& bootstraps);
+  ~SyncProducer();
+  SyncProducer(const SyncProducer&) = delete;
+  SyncProducer& operator=(const SyncProducer&) = delete;
+  // Produces each (key, value) and waits for the acknowledgements. Returns the partition and
+  // offset of each, in order.
+  std::vector<std::pair<int32_t, int64_t>> Produce(
+      const std::string& topic, const std::vector<std::pair<std::string, std::string>>& records);
+
+ private:
+  rd_kafka_t* rk_ = nullptr;
+  std::vector<std::pair<int32_t, int64_t>> result_;
+};
+
 // Produces each (key, value) with one plain producer and waits for the acknowledgements.
 // Returns the partition and offset the broker assigned to each, in order.
 std::vector<std::pair<int32_t, int64_t>> ProduceSync(
