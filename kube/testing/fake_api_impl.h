@@ -67,6 +67,7 @@ struct FakeApiServer::Impl {
     int remaining;
     Duration delay;
     std::string method;
+    std::string path;
   };
   std::deque<Slow> slow;
   uint64_t stall_open_epoch = 0;  // StallOpenWatches(): watches opened before a bump stall

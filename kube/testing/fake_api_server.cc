@@ -223,6 +223,7 @@ void Handler::handleRequest(Poco::Net::HTTPServerRequest& request,
     }
     for (auto it = impl_.slow.begin(); it != impl_.slow.end(); ++it) {
       if (!it->method.empty() && it->method != method) continue;
+      if (!it->path.empty() && it->path != record.path) continue;
       delay = it->delay;
       if (--it->remaining == 0) impl_.slow.erase(it);
       if (index >= impl_.requests_dropped &&
@@ -394,10 +395,11 @@ void FakeApiServer::SetWatchesStalled(bool stalled) {
 
 void FakeApiServer::StallOpenWatches() { Bump(*impl_, &Impl::stall_open_epoch); }
 
-void FakeApiServer::SlowNext(int n, Duration delay, const std::string& method) {
+void FakeApiServer::SlowNext(int n, Duration delay, const std::string& method,
+                             const std::string& path) {
   if (n <= 0) return;
   std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->slow.push_back({n, delay, method});
+  impl_->slow.push_back({n, delay, method, path});
 }
 
 std::map<std::string, CreateTally> FakeApiServer::creates(const ResourceType& type) const {

@@ -111,11 +111,13 @@ class FakeApiServer {
   // terminating chunk) and keep the connection open, like a half-open TCP connection or a wedged
   // proxy. Watches opened afterwards stream normally.
   void StallOpenWatches();
-  // Slow responses: the next `n` requests (of `method`, when given; never watches) are served as
+  // Slow responses: the next `n` requests (of `method` and to `path`, when given; never watches)
+  // are served as
   // usual — a write takes effect — but the response is held back for `delay` before it is
   // written, as from an overloaded server or a congested network. A client whose timeout is
   // shorter gives up meanwhile and never sees the answer.
-  void SlowNext(int n, Duration delay, const std::string& method = "");
+  void SlowNext(int n, Duration delay, const std::string& method = "",
+                const std::string& path = "");
   void SetNamespaceTerminating(const std::string& ns, bool terminating);
 
   // Observation.

@@ -1,12 +1,14 @@
 // Leader hand-over between two `cronledger run --leader-elect` processes (separate data dirs)
-// against one fixture API server in this process, on the real clock: the leader is stopped
-// (SIGTERM: it releases the Lease; SIGKILL: the Lease must expire), the follower takes over, and
-// no Job is created twice while every fire time gets its Job. Short lease durations keep it fast.
+// against one fixture API server in this process (HTTPS, client certificates), on the real clock:
+// the leader is stopped (SIGTERM: it releases the Lease; SIGKILL: the Lease must expire), the
+// follower takes over, and no Job is created twice while every fire time gets its Job. Short lease
+// durations keep it fast.
 //
 // Fire times come from the real clock (schedules are per minute): CronJobs are created with a
 // creationTimestamp ten minutes in the past, so on first sight the leader owes each of them the
 // Job of the current minute (upstream runs the most recent missed time), and one per minute
 // boundary after that. The checks hold whether or not a minute boundary passes mid-test.
+#include <Poco/Base64Encoder.h>
 #include <Poco/Exception.h>
 #include <Poco/Net/HTTPClientSession.h>
 #include <Poco/Net/HTTPRequest.h>
@@ -30,6 +32,7 @@
 
 #include "kube/resource.h"
 #include "kube/testing/fake_api_server.h"
+#include "kube/testing/test_pki.h"
 #include "model/json.h"
 #include "model/time.h"
 
@@ -64,6 +67,15 @@ Time RealNow() {
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
   return Time::FromUnix(ns / 1000000000, static_cast<int32_t>(ns % 1000000000));
+}
+
+std::string Base64(const std::string& in) {
+  std::ostringstream out;
+  Poco::Base64Encoder enc(out);
+  enc.rdbuf()->setLineLength(0);
+  enc << in;
+  enc.close();
+  return out.str();
 }
 
 // GET http://127.0.0.1:<port><target>: status and body (status 0 when it cannot connect).
@@ -166,7 +178,14 @@ class Process {
 class HandOverTest : public ::testing::TestWithParam<int> {
  protected:
   void SetUp() override {
+    // HTTPS with client certificates: the processes trust the CA from the kubeconfig's
+    // certificate-authority-data and authenticate with client-certificate-data/-key-data.
+    auto pki = kube::testing::MakeTestPki();
+    ASSERT_TRUE(pki.ok()) << pki.status().ToString();
     kube::testing::FakeApiServerOptions options;
+    options.tls_cert_pem = pki->server.cert;
+    options.tls_key_pem = pki->server.key;
+    options.client_ca_pem = pki->ca.cert;
     options.now = [this] { return RealNow().Add(-std::chrono::seconds(back_.load())); };
     auto server = kube::testing::FakeApiServer::Start(options);
     ASSERT_TRUE(server.ok()) << server.status().ToString();
@@ -175,14 +194,13 @@ class HandOverTest : public ::testing::TestWithParam<int> {
            ("cronledger-handover-" + std::to_string(getpid()) + "-" + std::to_string(GetParam()));
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
-    std::ofstream(dir_ / "kubeconfig") << "apiVersion: v1\nkind: Config\n"
-                                          "clusters:\n- name: fixture\n  cluster:\n    server: "
-                                       << server_->url()
-                                       << "\ncontexts:\n- name: fixture\n  context:\n"
-                                          "    cluster: fixture\n    user: test\n"
-                                          "    namespace: default\n"
-                                          "current-context: fixture\n"
-                                          "users:\n- name: test\n  user:\n    token: t\n";
+    std::ofstream(dir_ / "kubeconfig")
+        << "apiVersion: v1\nkind: Config\nclusters:\n- name: fixture\n  cluster:\n    server: "
+        << server_->url() << "\n    certificate-authority-data: " << Base64(pki->ca.cert)
+        << "\ncontexts:\n- name: fixture\n  context:\n    cluster: fixture\n    user: test\n"
+           "    namespace: default\ncurrent-context: fixture\nusers:\n- name: test\n  user:\n"
+           "    client-certificate-data: "
+        << Base64(pki->client.cert) << "\n    client-key-data: " << Base64(pki->client.key) << "\n";
   }
   void TearDown() override {
     a_.reset();
@@ -281,7 +299,16 @@ TEST_P(HandOverTest, TheFollowerTakesOverWithoutDoubleAction) {
             std::string::npos);
   EXPECT_TRUE(Holds(*a_));
 
-  // The leader goes away; meanwhile (no leader yet) more CronJobs arrive, owed Jobs too.
+  // The leader's next Job create takes effect but its answer is held back; the leader goes away
+  // while it waits (SIGKILL: it never learns the Job was created). Meanwhile (no leader yet) more
+  // CronJobs arrive, owed Jobs too.
+  server_->SlowNext(1, std::chrono::seconds(3), "POST",
+                    kube::CollectionPath(kube::BatchJobs(), "default"));
+  CreateCronJobs("c", 1);
+  ASSERT_TRUE(
+      EventuallyReal([&] { return AllFireTimesHaveJobs(&missing); }, [&] { return a_->running(); }))
+      << "missing " << missing << "\n"
+      << a_->log();
   a_->Signal(sig);
   CreateCronJobs("b", 4);
   const int status = a_->Wait();
@@ -318,7 +345,14 @@ TEST_P(HandOverTest, TheFollowerTakesOverWithoutDoubleAction) {
     EXPECT_LE(minute, end_minute) << job;
   }
   EXPECT_GE(creates.size(), created_.size());
+  // Every request came over TLS with the client certificate.
+  for (const auto& r : server_->requests()) {
+    ASSERT_EQ(r.client_cert_cn, "cronledger-test") << r.method << " " << r.path;
+  }
   ::testing::Test::RecordProperty("already_exists", already_exists);
+  int delayed = 0;
+  for (const auto& r : server_->requests()) delayed += r.delayed ? 1 : 0;
+  EXPECT_EQ(delayed, 1);
   std::printf("hand-over (%s): %zu Jobs created once each, %d AlreadyExists answers\n",
               sig == SIGTERM ? "SIGTERM" : "SIGKILL", creates.size(), already_exists);
 }
