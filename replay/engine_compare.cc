@@ -38,10 +38,24 @@ std::optional<PassSummary> PassOfTick(const std::vector<PassSummary>& passes, ui
 void Engine::Compare() {
   DecisionDigest derived_digest, recorded_digest;
   const auto& derived = result_.derived;
-  const auto& recorded = result_.recorded;
+  auto& recorded = result_.recorded;
   const size_t n = std::max(derived.size(), recorded.size());
   std::optional<Divergence> first;
   for (size_t i = 0; i < n; ++i) {
+    if (i < derived.size() && i < recorded.size()) {
+      // Equal records (seq aside) have equal canonical bytes: encode them once for both chains.
+      model::Decision& r = recorded[i];
+      const uint64_t seq = r.seq;
+      r.seq = 0;
+      const bool equal = r == derived[i];
+      if (equal) {
+        const std::string bytes = model::CanonicalDecisionBytes(r);
+        derived_digest.AddBytes(bytes);
+        recorded_digest.AddBytes(bytes);
+      }
+      r.seq = seq;
+      if (equal) continue;
+    }
     std::string d = i < derived.size() ? DigestBytes(derived[i]) : std::string();
     std::string r = i < recorded.size() ? DigestBytes(recorded[i]) : std::string();
     if (i < derived.size()) derived_digest.AddBytes(d);

@@ -42,6 +42,15 @@ struct ChainEntry {  // the accounting state the next pass of a CronJob starts f
   uint64_t last_view_seq = 0;
 };
 
+// The SyncInput a CronJob's passes read, kept between passes: only the objects whose version
+// changed since the previous pass of the family are copied in again (a pass copies the CronJob
+// and Jobs by value; most passes read the same objects as the previous one).
+struct CachedInput {
+  reconciler::SyncInput in;
+  std::shared_ptr<const model::CronJob> cron_job;       // what in.cron_job was copied from
+  std::vector<std::shared_ptr<const model::Job>> jobs;  // what in.jobs[i] was copied from
+};
+
 class Engine {
  public:
   Engine(RecordSource& source, const ReplayOptions& options, ReplayObserver* observer)
@@ -60,12 +69,14 @@ class Engine {
   void Progress(bool done);
 
   // engine_pass.cc: deciding.
-  void ReplayPass(uint64_t tick_seq, const OpenPass& p, const model::PassEnd& e);
+  void ReplayPass(uint64_t tick_seq, OpenPass& p, const model::PassEnd& e);
   void Synthesize(const std::string& key, Time until, const OpenPass& p);
-  void RunPass(PassSummary summary, const FamilyView& view, const OpenPass& p,
+  void RunPass(PassSummary summary, const FamilyView& view, OpenPass& p,
                const std::string& recorded_accounting);
-  reconciler::SyncResult DecideRecorded(reconciler::SyncInput in, const OpenPass& p,
-                                        PassSummary* summary);
+  // The family's cached SyncInput brought up to `view` (what-if overrides applied).
+  reconciler::SyncInput& InputFor(const std::string& key, const FamilyView& view);
+  // The pass with its recorded outcomes (in.outcomes).
+  reconciler::SyncResult DecideRecorded(const reconciler::SyncInput& in, PassSummary* summary);
   reconciler::SyncResult DecideWhatIf(reconciler::SyncInput in, const OpenPass& p,
                                       const FamilyView& view);
 
@@ -82,11 +93,12 @@ class Engine {
   std::map<std::string, std::unique_ptr<model::TimeZoneDb>> tzdbs_;  // by Local zone name
   const model::TimeZoneDb* tzdb_ = nullptr;
   bool history_cleanup_ = true;
-  std::map<uint64_t, OpenPass> open_;                   // by tick seq
-  std::unordered_map<uint64_t, uint64_t> intent_tick_;  // unanswered intent seq -> tick seq
-  std::unordered_set<uint64_t> all_ticks_;              // every Tick seq seen
-  std::unordered_set<uint64_t> replayed_ticks_;         // ticks of replayed passes
-  std::unordered_map<std::string, ChainEntry> chain_;   // by "ns/name"
+  std::map<uint64_t, OpenPass> open_;                    // by tick seq
+  std::unordered_map<uint64_t, uint64_t> intent_tick_;   // unanswered intent seq -> tick seq
+  std::unordered_set<uint64_t> all_ticks_;               // every Tick seq seen
+  std::unordered_set<uint64_t> replayed_ticks_;          // ticks of replayed passes
+  std::unordered_map<std::string, ChainEntry> chain_;    // by "ns/name"
+  std::unordered_map<std::string, CachedInput> inputs_;  // by "ns/name"
   uint64_t records_ = 0;
   uint64_t total_ = 0;
 };

@@ -24,20 +24,19 @@ bool SameCall(const RecordedCall& r, const model::ApiCall& c) {
 
 }  // namespace
 
-reconciler::SyncResult Engine::DecideRecorded(reconciler::SyncInput in, const OpenPass& p,
+reconciler::SyncResult Engine::DecideRecorded(const reconciler::SyncInput& in,
                                               PassSummary* summary) {
-  in.outcomes = p.outcomes;
   reconciler::Step step = reconciler::Decide(in);
   if (step.next_call) {
-    summary->problem = "the derived pass needs call " + std::to_string(p.outcomes.size()) + " (" +
+    summary->problem = "the derived pass needs call " + std::to_string(in.outcomes.size()) + " (" +
                        DescribeCall(*step.next_call) + ") that the recorded pass did not make";
     reconciler::SyncResult none;
     none.accounting = in.accounting;
     return none;
   }
-  if (step.result.actions.size() != p.outcomes.size()) {
+  if (step.result.actions.size() != in.outcomes.size()) {
     summary->problem = "the derived pass made " + std::to_string(step.result.actions.size()) +
-                       " API calls, the recorded pass " + std::to_string(p.outcomes.size());
+                       " API calls, the recorded pass " + std::to_string(in.outcomes.size());
   }
   return std::move(step.result);
 }
@@ -62,7 +61,47 @@ reconciler::SyncResult Engine::DecideWhatIf(reconciler::SyncInput in, const Open
   return reconciler::RunPass(std::move(in), perform);
 }
 
-void Engine::RunPass(PassSummary summary, const FamilyView& view, const OpenPass& p,
+reconciler::SyncInput& Engine::InputFor(const std::string& key, const FamilyView& view) {
+  CachedInput& c = inputs_[key];
+  if (c.cron_job != view.cron_job) {
+    c.in.cron_job = options_.what_if.changes_spec() ? ApplyWhatIf(options_.what_if, *view.cron_job)
+                                                    : *view.cron_job;
+    c.cron_job = view.cron_job;
+  }
+  bool same = c.jobs.size() == view.jobs.size();
+  if (same) {
+    size_t i = 0;
+    for (const auto& [name, entry] : view.jobs) {
+      if (c.jobs[i++] != entry.job) {
+        same = false;
+        break;
+      }
+    }
+  }
+  if (same) return c.in;
+  // Both lists are ordered by name: keep (move) the Jobs whose version did not change, copy the
+  // others. A Job is reused only when it is the very object the view holds.
+  std::vector<model::Job> jobs;
+  std::vector<std::shared_ptr<const model::Job>> sources;
+  jobs.reserve(view.jobs.size());
+  sources.reserve(view.jobs.size());
+  size_t k = 0;
+  for (const auto& [name, entry] : view.jobs) {
+    while (k < c.jobs.size() && c.jobs[k]->metadata.name < name) ++k;
+    if (k < c.jobs.size() && c.jobs[k] == entry.job) {
+      jobs.push_back(std::move(c.in.jobs[k]));
+      ++k;
+    } else {
+      jobs.push_back(*entry.job);
+    }
+    sources.push_back(entry.job);
+  }
+  c.in.jobs = std::move(jobs);
+  c.jobs = std::move(sources);
+  return c.in;
+}
+
+void Engine::RunPass(PassSummary summary, const FamilyView& view, OpenPass& p,
                      const std::string& recorded_accounting) {
   const std::string key = FamilyKey(summary.tick.namespace_, summary.tick.name);
   summary.cron_job_seq = view.cron_job_seq;
@@ -79,16 +118,18 @@ void Engine::RunPass(PassSummary summary, const FamilyView& view, const OpenPass
                   view.errors.begin()->second
             : "the view has no CronJob " + key + " at input " + std::to_string(summary.view_seq);
   } else {
-    reconciler::SyncInput in;
-    in.cron_job = options_.what_if.changes_spec() ? ApplyWhatIf(options_.what_if, *view.cron_job)
-                                                  : *view.cron_job;
-    for (const auto& [name, entry] : view.jobs) in.jobs.push_back(*entry.job);
+    reconciler::SyncInput& in = InputFor(key, view);
     in.now = summary.tick.now;
     in.options.history_cleanup = p.history_cleanup;
     in.tzdb = p.tzdb;
     in.accounting = before;
-    result = options_.what_if.empty() ? DecideRecorded(std::move(in), p, &summary)
-                                      : DecideWhatIf(std::move(in), p, view);
+    in.outcomes.clear();
+    if (options_.what_if.empty()) {
+      in.outcomes = std::move(p.outcomes);  // the pass is not looked at again
+      result = DecideRecorded(in, &summary);
+    } else {
+      result = DecideWhatIf(in, p, view);  // copies: the emulated pass consumes its input
+    }
   }
   for (model::Decision& d : result.decisions) {
     d.cause = model::DecisionCause{summary.tick_seq, summary.view_seq, summary.tick.trigger};
@@ -114,7 +155,7 @@ void Engine::RunPass(PassSummary summary, const FamilyView& view, const OpenPass
   }
 }
 
-void Engine::ReplayPass(uint64_t tick_seq, const OpenPass& p, const model::PassEnd& e) {
+void Engine::ReplayPass(uint64_t tick_seq, OpenPass& p, const model::PassEnd& e) {
   const std::string key = FamilyKey(e.namespace_, e.name);
   if (options_.what_if.no_downtime) Synthesize(key, p.tick.now, p);
   PassSummary s;
