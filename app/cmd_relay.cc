@@ -19,11 +19,12 @@ namespace {
 constexpr const char* kUsage =
     "usage: cronledger relay --kafka-brokers HOST:PORT[,...] [--kubeconfig F]\n"
     "         [--resource cronjobs.v1.cronledger.io|cronjobs.v1.batch] [--namespace NS]\n"
-    "         [--kafka-topic-prefix P] [--kafka-config FILE] [--verbose]\n"
+    "         [--kafka-topic-prefix P] [--kafka-config FILE] [--resync DUR] [--verbose]\n"
     "Lists and watches CronJobs of the resource and batch/v1 Jobs and publishes every watch\n"
     "event to P.watch (keyed by CronJob; a Job by its controller owner), with an idempotent\n"
     "producer. On start it reads P.watch back and relists, publishing only what changed while no\n"
-    "relay ran (deletions included). Runs until SIGINT/SIGTERM.\n";
+    "relay ran (deletions included). Every --resync (default 24h; 0 = never; keep it below\n"
+    "P.watch's retention) it republishes every live object. Runs until SIGINT/SIGTERM.\n";
 
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop.store(true); }
@@ -36,7 +37,7 @@ Result<RelayConfig> ParseOptions(const std::vector<std::string>& args, std::stri
                                  bool* verbose) {
   Flags flags;
   flags.Value("kubeconfig").Value("resource").Value("namespace").Value("kafka-brokers");
-  flags.Value("kafka-topic-prefix").Value("kafka-config").Switch("verbose");
+  flags.Value("kafka-topic-prefix").Value("kafka-config").Value("resync").Switch("verbose");
   CL_RETURN_IF_ERROR(flags.Parse(args));
   if (!flags.positionals().empty()) return Status::InvalidArgument("unexpected arguments");
   RelayConfig c;
@@ -45,6 +46,9 @@ Result<RelayConfig> ParseOptions(const std::vector<std::string>& args, std::stri
   CL_ASSIGN_OR_RETURN(c.resource,
                       kube::LookupResource(flags.GetOr("resource", "cronjobs.v1.cronledger.io")));
   c.namespace_ = flags.GetOr("namespace", "");
+  if (flags.Has("resync")) {
+    CL_ASSIGN_OR_RETURN(c.resync_period, ParseGoDuration(*flags.Get("resync")));
+  }
   if (!flags.Has("kafka-brokers")) return Status::InvalidArgument("--kafka-brokers is required");
   emit::KafkaConfig kafka;
   kafka.brokers = *flags.Get("kafka-brokers");
@@ -92,7 +96,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     std::fprintf(io.err, "cronledger relay: %s\n", client.status().ToString().c_str());
     return kExitFailure;
   }
-  WatchRelay relay(*parsed, **client, sleeper, LogLine);
+  WatchRelay relay(*parsed, **client, sleeper, clocks, LogLine);
   LogLine("resource " + parsed->resource.FullyQualified() + ", server " + config->server +
           ", topic " + parsed->topic);
   kube::Cancellation cancel;

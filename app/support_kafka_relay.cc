@@ -13,8 +13,12 @@ Status ValidateRelayConfig(const RelayConfig& config) {
 }
 
 WatchRelay::WatchRelay(RelayConfig config, kube::KubeClient& client, kube::Sleeper& sleeper,
-                       std::function<void(const std::string&)> log)
-    : config_(std::move(config)), client_(client), sleeper_(sleeper), log_(std::move(log)) {}
+                       const MonotonicClock& clock, std::function<void(const std::string&)> log)
+    : config_(std::move(config)),
+      client_(client),
+      sleeper_(sleeper),
+      clock_(clock),
+      log_(std::move(log)) {}
 
 void WatchRelay::Log(const std::string& line) const {
   if (log_) log_(line);
@@ -25,11 +29,13 @@ RelayStats WatchRelay::stats() const {
   return stats_;
 }
 
-Status WatchRelay::RunSession(const kube::Cancellation& cancel) {
+Status WatchRelay::RunSession(const kube::Cancellation& cancel, bool resync) {
   CL_RETURN_IF_ERROR(ValidateRelayConfig(config_));
+  const int64_t started = clock_.NowNanos();
   {
     std::lock_guard lock(mu_);
     ++stats_.sessions;
+    if (resync) ++stats_.resyncs;
     stats_.publisher = {};
   }
   // (1) What the topic already says about every object.
@@ -66,7 +72,12 @@ Status WatchRelay::RunSession(const kube::Cancellation& cancel) {
     options.known_objects.clear();
     auto it = state.objects.find(type->ApiVersion() + "/" + type->kind);
     if (it != state.objects.end()) {
-      for (auto& [id, object] : it->second) options.known_objects.push_back(std::move(object));
+      for (auto& [id, object] : it->second) {
+        // A blank resourceVersion differs from every listed one: each live object is published
+        // again (MODIFIED), and a vanished one still gets its DELETED.
+        if (resync) object["metadata"]["resourceVersion"] = "";
+        options.known_objects.push_back(std::move(object));
+      }
     }
     Lane lane;
     lane.sink = publisher->SinkFor(type->ApiVersion(), type->kind);
@@ -84,7 +95,13 @@ Status WatchRelay::RunSession(const kube::Cancellation& cancel) {
     });
   }
   Status status;
+  const int64_t period = std::chrono::nanoseconds(config_.resync_period).count();
   while (!session.cancelled()) {
+    if (period > 0 && clock_.NowNanos() - started >= period) {
+      Log("relay: resync due");
+      session.Cancel();  // the next session republishes everything
+      break;
+    }
     status = publisher->Poll(std::chrono::milliseconds(100));
     {
       std::lock_guard lock(mu_);
@@ -112,10 +129,14 @@ Status WatchRelay::RunSession(const kube::Cancellation& cancel) {
 }
 
 Status WatchRelay::Run(const kube::Cancellation& cancel) {
+  bool resync = false;
   while (!cancel.cancelled()) {
-    const Status s = RunSession(cancel);
+    const Status s = RunSession(cancel, resync);
     if (s.IsInvalidArgument()) return s;
     if (cancel.cancelled()) break;
+    // OK without a cancel: the resync period ended the session.
+    resync = s.ok();
+    if (s.ok()) continue;
     Log("relay: session ended: " + s.ToString() + " (restarting)");
     if (!sleeper_.SleepFor(config_.retry, cancel)) break;
   }

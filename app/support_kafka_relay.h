@@ -14,6 +14,13 @@
 // non-retriable) ends the session; Run() starts a new one after `retry`, which re-reads the
 // topic, so whatever the failed session did not get onto the topic is published again.
 //
+// Resync: every `resync_period` the session ends and the next one relists against the topic's
+// state with the resourceVersions blanked, so every live object is published again (MODIFIED,
+// same resourceVersion). Consumers that hold it drop the repeat (by resourceVersion); a consumer
+// that rebuilds its view by reading a partition from the beginning of the retained topic finds
+// every live object at least once as long as the period is shorter than the topic's retention
+// (docs/kafka.md "Operating model").
+//
 // Guarantee: no change is lost (every object's latest state reaches the topic, and every
 // deletion a DELETED); the stream per object is in resourceVersion order (one key, one
 // partition, one idempotent producer per session); repeats are possible only across sessions
@@ -37,6 +44,7 @@
 #include "kube/reflector.h"
 #include "kube/resource.h"
 #include "kube/sleeper.h"
+#include "model/clock.h"
 #include "model/result.h"
 
 namespace cronledger::app {
@@ -59,23 +67,28 @@ struct RelayConfig {
   kube::ReflectorOptions reflector;
   // Pause between a failed session and the next. Default: 2 s.
   Duration retry = std::chrono::seconds(2);
+  // Republish every live object this often (see the file comment); must be shorter than the
+  // watch topic's retention. Zero: never. Default: 24 h.
+  Duration resync_period = std::chrono::hours(24);
 };
 
 struct RelayStats {
   uint64_t sessions = 0;            // sessions started
+  uint64_t resyncs = 0;             // of those, resync sessions
   uint64_t state_objects = 0;       // objects rebuilt from the topic at the last session's start
   emit::WatchRelayStats publisher;  // of the current (or last) session
 };
 
 class WatchRelay {
  public:
-  // `client` and `sleeper` must outlive the relay. `log` may be empty.
+  // `client`, `sleeper` and `clock` (resync timing) must outlive the relay. `log` may be empty.
   WatchRelay(RelayConfig config, kube::KubeClient& client, kube::Sleeper& sleeper,
-             std::function<void(const std::string&)> log);
+             const MonotonicClock& clock, std::function<void(const std::string&)> log);
 
-  // One session (see the file comment). OK when `cancel` fired (after draining up to
-  // drain_timeout); otherwise the error that ended it.
-  Status RunSession(const kube::Cancellation& cancel);
+  // One session (see the file comment); `resync` republishes every live object. OK when `cancel`
+  // fired or the resync period ended it (after draining up to drain_timeout); otherwise the
+  // error that ended it.
+  Status RunSession(const kube::Cancellation& cancel, bool resync = false);
   // Sessions until `cancel` fires; a failed one is logged and retried after `retry`.
   // InvalidArgument (bad options) is returned at once.
   Status Run(const kube::Cancellation& cancel);
@@ -88,6 +101,7 @@ class WatchRelay {
   const RelayConfig config_;
   kube::KubeClient& client_;
   kube::Sleeper& sleeper_;
+  const MonotonicClock& clock_;
   std::function<void(const std::string&)> log_;
   mutable std::mutex mu_;
   RelayStats stats_;

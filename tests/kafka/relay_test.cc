@@ -93,7 +93,7 @@ class RelayTest : public ::testing::Test {
   }
 
   void Start() {
-    relay_ = std::make_unique<app::WatchRelay>(Config(), *client_, sleeper_, nullptr);
+    relay_ = std::make_unique<app::WatchRelay>(Config(), *client_, sleeper_, clock_, nullptr);
     cancel_ = std::make_unique<kube::Cancellation>();
     thread_ = std::thread([this] { result_ = relay_->Run(*cancel_); });
   }
@@ -338,6 +338,76 @@ TEST_F(RelayTest, ConsumersDropRepeatedEventsByResourceVersion) {
   for (const auto& [what, n] : applied) EXPECT_EQ(n, 1) << what;
   EXPECT_FALSE(ledger->GetObject(model::ObjectKind::kJob, "prod", "backup-28401125").ok());
   EXPECT_TRUE(ledger->GetObject(model::ObjectKind::kCronJob, "prod", "backup").ok());
+}
+
+TEST_F(RelayTest, ResyncRepublishesEveryLiveObjectAndConsumersDropTheRepeats) {
+  const auto& cj_type = kube::BatchCronJobs();
+  const Json a = Create(cj_type, CronJob("prod", "backup", "*/5 * * * *"));
+  Create(kube::BatchJobs(), Job("prod", "backup-28401125", a));
+  Create(cj_type, CronJob("prod", "gone", "0 * * * *"));
+  Start();
+  ASSERT_TRUE(TopicUntil([&](const std::vector<Doc>& docs) {
+    return Current(docs, cj_type, "prod", "backup") && Current(docs, cj_type, "prod", "gone") &&
+           Current(docs, kube::BatchJobs(), "prod", "backup-28401125");
+  }));
+  Stop();
+  std::map<int32_t, int64_t> ends;
+  for (const Doc& d : Docs()) ends[d.partition] = std::max(ends[d.partition], d.offset + 1);
+  ASSERT_TRUE(server_->Delete(cj_type, "prod", "gone").ok());
+  // One resync session: every live object again, the deletion too.
+  kube::Cancellation cancel;
+  Status session;
+  std::thread t([&] { session = relay_->RunSession(cancel, /*resync=*/true); });
+  const bool republished = TopicUntil([&](const std::vector<Doc>& docs) {
+    std::set<std::string> after;
+    for (const Doc& d : docs) {
+      if (d.type != "BOOKMARK" && d.offset >= ends[d.partition]) after.insert(d.type + " " + d.id);
+    }
+    return after == std::set<std::string>{"MODIFIED prod/backup", "MODIFIED prod/backup-28401125",
+                                          "DELETED prod/gone"};
+  });
+  cancel.Cancel();
+  t.join();
+  ASSERT_TRUE(session.ok()) << session.ToString();
+  ASSERT_TRUE(republished);
+  EXPECT_EQ(relay_->stats().resyncs, 1u);
+
+  // A consumer reading everything takes each object state once.
+  const size_t total = Docs().size();
+  store::testing::TempDir dir;
+  store::LedgerOptions lo;
+  lo.path = dir.Sub("ledger");
+  lo.sync = store::SyncMode::kNone;
+  auto ledger = store::Ledger::Open(lo).value();
+  ingest::KafkaSourceOptions so;
+  so.brokers = cluster_.bootstraps();
+  so.topic = topic_;
+  so.log = kafka_testing::Quiet;
+  auto source = ingest::KafkaEventSource::Open(*ledger, so).value();
+  uint64_t duplicates = 0;
+  ASSERT_TRUE(kafka_testing::PollUntil([&] {
+    auto p = source->Poll(50ms);
+    EXPECT_TRUE(p.ok());
+    if (p.ok()) duplicates += p->duplicates;
+    uint64_t next = 0;
+    for (const auto& [p2, offset] : source->Assignment()) next += static_cast<uint64_t>(offset);
+    return next == total;
+  }));
+  EXPECT_EQ(duplicates, 2u);          // backup and its Job at the resourceVersions the view holds
+  std::map<std::string, int> states;  // name@rv -> inputs
+  ASSERT_TRUE(ledger
+                  ->ScanInputs(1, false,
+                               [&](const store::LogRecord& r) {
+                                 const auto& e = std::get<model::WatchEvent>(r.input);
+                                 if (e.type != model::WatchEventType::kBookmark &&
+                                     e.type != model::WatchEventType::kDeleted) {
+                                   ++states[e.name + "@" + e.resource_version];
+                                 }
+                                 return true;
+                               })
+                  .ok());
+  for (const auto& [what, n] : states) EXPECT_EQ(n, 1) << what;
+  EXPECT_FALSE(ledger->GetObject(model::ObjectKind::kCronJob, "prod", "gone").ok());
 }
 
 }  // namespace
