@@ -1,0 +1,460 @@
+// Audit benchmarks (issue 9; docs/audit.md "Benchmark"). Prints figures next to peers measured in
+// the same run, on the same store:
+//  1. `audit --cronjob NS/NAME` over 30 days (audit::QueryDecisions, everything in one page) from a
+//     store of >= 10 M decisions: p50/p99/max for hourly and every-minute CronJobs; peer: a raw
+//     RocksDB read of the same index range (iterate the `c` keys, Get each decision's bytes, no
+//     decode), and once the unindexed peer: the whole decision log scanned for the same filter.
+//  2. `audit -n NS` over one day (the time index, namespace filtered in memory); peer: raw reads of
+//     the namespace's CronJobs' `c` ranges (what a namespace index would read).
+//  3. `report adherence` for every CronJob (10k) over one day; peer: raw reads of every CronJob's
+//     `c` range that the report reads (from the window start to the end of the index).
+//
+// Ours and the peer run back to back per measurement (alternating which goes first), the peer on a
+// RocksDB read-only open of the same files beside the ledger, so both see the same compaction
+// state and caches.
+//
+// The store is built fast: synthetic passes committed directly through store::Ledger in units of
+// ~25k decisions (no Ticks or Job events in the input log; the view holds the CronJobs). Mix per
+// pass: createJob (94%) or skipped ConcurrencyForbid/Suspended/TooLate (3/2/1%), plus an
+// updateStatus on one pass in four.
+//
+//   audit_bench [CRONJOBS] [DAYS] [MINUTELY] [QUERIES] [STORE_DIR]
+// STORE_DIR is kept and reused when it already holds a ledger (the build is skipped).
+#include <rocksdb/db.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <random>
+
+#include "audit/adherence.h"
+#include "audit/query.h"
+#include "model/json.h"
+#include "store/keys.h"
+#include "store/ledger.h"
+#include "store/test_util.h"
+
+namespace cronledger {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using model::DecisionAction;
+
+constexpr Time kStart = Time::FromUnix(1767225600);  // 2026-01-01T00:00:00Z
+constexpr int kNamespaces = 100;
+
+struct Shape {
+  int cron_jobs = 10000;
+  int days = 30;
+  int minutely = 20;  // every-minute CronJobs; the rest are hourly at minute (i % 60)
+  int queries = 2000;
+};
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+std::string Ns(int i) { return "ns-" + std::to_string(i % kNamespaces); }
+std::string Name(int i) { return "cj-" + std::to_string(i); }
+bool Minutely(const Shape& s, int i) { return i < s.minutely; }
+
+uint64_t Mix(uint64_t x) {  // splitmix64: a deterministic per-(CronJob, minute) draw
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+model::WatchEvent CronJobEvent(const Shape& s, int i) {
+  const std::string schedule = Minutely(s, i) ? "* * * * *" : std::to_string(i % 60) + " * * * *";
+  model::WatchEvent ev;
+  ev.kind = model::ObjectKind::kCronJob;
+  ev.api_version = "batch/v1";
+  ev.namespace_ = Ns(i);
+  ev.name = Name(i);
+  ev.uid = "uid-" + ev.name;
+  ev.resource_version = std::to_string(i + 1);
+  ev.raw = R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":")" + ev.name +
+           R"(","namespace":")" + ev.namespace_ + R"(","uid":")" + ev.uid +
+           R"(","resourceVersion":"1","creationTimestamp":"2025-12-31T00:00:00Z"},"spec":{)" +
+           R"("schedule":")" + schedule +
+           R"(","timeZone":"UTC","concurrencyPolicy":"Forbid","jobTemplate":{"spec":{}}},)" +
+           R"("status":{}})";
+  return ev;
+}
+
+// One pass of CronJob i for fire time `slot`: its terminal record, and an updateStatus on one
+// pass in four.
+void Pass(const Shape& s, int i, Time slot, std::vector<model::Decision>* out) {
+  const uint64_t draw =
+      Mix(static_cast<uint64_t>(i) << 32 ^ static_cast<uint64_t>(slot.unix_seconds() / 60));
+  model::Decision d;
+  d.time = slot.Add(std::chrono::milliseconds(5 + draw % 1500));
+  d.cron_job = {Ns(i), Name(i), "uid-" + Name(i)};
+  d.scheduled_time = slot;
+  d.policy.schedule = Minutely(s, i) ? "* * * * *" : std::to_string(i % 60) + " * * * *";
+  d.policy.time_zone = "UTC";
+  d.policy.concurrency_policy = "Forbid";
+  d.cause.trigger = "timer";
+  const int pct = static_cast<int>((draw >> 20) % 100);
+  if (pct < 94) {
+    d.action = DecisionAction::kCreateJob;
+    d.job_name = Name(i) + "-" + std::to_string(slot.unix_seconds() / 60);
+    d.job_object =
+        model::Json{{"apiVersion", "batch/v1"},
+                    {"kind", "Job"},
+                    {"metadata",
+                     {{"name", *d.job_name},
+                      {"namespace", d.cron_job.namespace_},
+                      {"annotations",
+                       {{"batch.kubernetes.io/cronjob-scheduled-timestamp", FormatRfc3339(slot)}}},
+                      {"ownerReferences",
+                       {{{"apiVersion", "batch/v1"},
+                         {"kind", "CronJob"},
+                         {"name", d.cron_job.name},
+                         {"uid", d.cron_job.uid},
+                         {"controller", true}}}}}},
+                    {"spec", model::Json::object()}};
+  } else {
+    d.action = DecisionAction::kSkipped;
+    d.reason = pct < 97 ? "ConcurrencyForbid" : pct < 99 ? "Suspended" : "TooLate";
+  }
+  out->push_back(d);
+  if ((draw & 3) == 0) {
+    model::Decision st;
+    st.time = d.time;
+    st.cron_job = d.cron_job;
+    st.action = DecisionAction::kUpdateStatus;
+    st.status = model::Json{{"lastScheduleTime", FormatRfc3339(slot)}};
+    st.policy = d.policy;
+    st.cause = d.cause;
+    out->push_back(std::move(st));
+  }
+}
+
+std::unique_ptr<store::Ledger> OpenLedger(const std::string& path) {
+  store::LedgerOptions o;
+  o.path = path;
+  o.sync = store::SyncMode::kNone;
+  auto l = store::Ledger::Open(o);
+  if (!l.ok()) {
+    std::fprintf(stderr, "open %s: %s\n", path.c_str(), l.status().ToString().c_str());
+    std::exit(1);
+  }
+  return std::move(*l);
+}
+
+void Check(const Status& s, const char* what) {
+  if (s.ok()) return;
+  std::fprintf(stderr, "%s: %s\n", what, s.ToString().c_str());
+  std::exit(1);
+}
+
+// Passes minute by minute over the whole span, committed in units of ~25k decisions.
+void Build(store::Ledger& ledger, const Shape& s) {
+  const auto start = Clock::now();
+  store::UnitOfWork cron_jobs;
+  for (int i = 0; i < s.cron_jobs; ++i) cron_jobs.inputs.push_back(CronJobEvent(s, i));
+  Check(ledger.Commit(std::move(cron_jobs)).status(), "commit CronJobs");
+  store::UnitOfWork unit;
+  uint64_t total = 0;
+  const int minutes = s.days * 24 * 60;
+  for (int m = 0; m < minutes; ++m) {
+    const Time slot = kStart.Add(std::chrono::minutes(m));
+    for (int i = 0; i < s.minutely; ++i) Pass(s, i, slot, &unit.decisions);
+    for (int i = s.minutely + ((m % 60) - s.minutely % 60 + 60) % 60; i < s.cron_jobs; i += 60) {
+      Pass(s, i, slot, &unit.decisions);
+    }
+    if (unit.decisions.size() >= 25000 || m + 1 == minutes) {
+      total += unit.decisions.size();
+      Check(ledger.Commit(std::move(unit)).status(), "commit");
+      unit = store::UnitOfWork();
+    }
+    if (m % (24 * 60) == 24 * 60 - 1) {
+      std::fprintf(stderr, "  day %d: %llu decisions, %.0f s\n", m / (24 * 60) + 1,
+                   static_cast<unsigned long long>(total), Seconds(start));
+    }
+  }
+  std::printf("store built: %llu decisions in %.1f s (%.0f decisions/s)\n",
+              static_cast<unsigned long long>(total), Seconds(start),
+              static_cast<double>(total) / Seconds(start));
+}
+
+struct Stats {
+  double p50, p99, max, mean;
+};
+Stats Summarize(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  double sum = 0;
+  for (double v : ms) sum += v;
+  auto at = [&](double q) {
+    return ms[std::min(ms.size() - 1, static_cast<size_t>(q * static_cast<double>(ms.size())))];
+  };
+  return {at(0.5), at(0.99), ms.back(), sum / static_cast<double>(ms.size())};
+}
+void Print(const char* what, const Stats& ours, const Stats& peer, double records) {
+  std::printf("%-44s p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms  (%.0f records/query)\n", what,
+              ours.p50, ours.p99, ours.max, records);
+  std::printf("%-44s p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms   ratio p50 %.2fx p99 %.2fx\n",
+              "  peer: raw RocksDB, same index range", peer.p50, peer.p99, peer.max,
+              ours.p50 / peer.p50, ours.p99 / peer.p99);
+}
+
+// The raw peer: the RocksDB database of the ledger opened read-only, reading index ranges.
+class RawStore {
+ public:
+  explicit RawStore(const std::string& path) {
+    rocksdb::DBOptions o;
+    // Every table file is opened now and kept open: the ledger beside it may compact and delete
+    // files while the peer reads.
+    o.max_open_files = -1;
+    std::vector<std::string> names;
+    if (!rocksdb::DB::ListColumnFamilies(o, path, &names).ok()) std::abort();
+    std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+    for (const auto& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+    rocksdb::DB* db = nullptr;
+    const rocksdb::Status st = rocksdb::DB::OpenForReadOnly(o, path, cfs, &handles_, &db);
+    if (!st.ok()) {
+      std::fprintf(stderr, "raw open %s: %s\n", path.c_str(), st.ToString().c_str());
+      std::abort();
+    }
+    db_.reset(db);
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == "audit") audit_ = handles_[i];
+      if (names[i] == "decisions") decisions_ = handles_[i];
+    }
+    if (audit_ == nullptr || decisions_ == nullptr) std::abort();
+  }
+  ~RawStore() {
+    for (auto* h : handles_) (void)db_->DestroyColumnFamilyHandle(h);
+  }
+  // Reads [prefix + from, prefix + to) of the audit index and each decision's bytes; returns the
+  // number of records.
+  size_t Range(const std::string& prefix, Time from, Time to) {
+    std::string start = prefix, end = prefix;
+    store::keys::PutTimeKey(&start, from);
+    store::keys::PutTimeKey(&end, to);
+    rocksdb::ReadOptions ro;
+    const rocksdb::Slice upper(end);
+    ro.iterate_upper_bound = &upper;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, audit_));
+    size_t n = 0;
+    std::string value;
+    for (it->Seek(start); it->Valid(); it->Next()) {
+      const rocksdb::Slice k = it->key();
+      const rocksdb::Slice seq(k.data() + k.size() - 8, 8);
+      const rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), decisions_, seq, &value);
+      if (!st.ok()) {
+        std::fprintf(stderr, "raw get: %s\n", st.ToString().c_str());
+        std::abort();
+      }
+      bytes_ += value.size();
+      ++n;
+    }
+    return n;
+  }
+
+ private:
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  rocksdb::ColumnFamilyHandle* audit_ = nullptr;
+  rocksdb::ColumnFamilyHandle* decisions_ = nullptr;
+  uint64_t bytes_ = 0;
+};
+
+template <typename F>
+double TimeMs(F&& f) {
+  const auto t = Clock::now();
+  f();
+  return Seconds(t) * 1000.0;
+}
+
+}  // namespace
+}  // namespace cronledger
+
+int main(int argc, char** argv) {
+  using namespace cronledger;
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress is visible when piped to a file
+  Shape s;
+  if (argc > 1) s.cron_jobs = std::atoi(argv[1]);
+  if (argc > 2) s.days = std::atoi(argv[2]);
+  if (argc > 3) s.minutely = std::atoi(argv[3]);
+  if (argc > 4) s.queries = std::atoi(argv[4]);
+  std::unique_ptr<store::testing::TempDir> tmp;
+  std::string path;
+  if (argc > 5) {
+    path = argv[5];
+  } else {
+    tmp = std::make_unique<store::testing::TempDir>();
+    path = tmp->Sub("ledger");
+  }
+  const bool reuse = std::filesystem::exists(path + "/CURRENT");
+  std::printf("audit bench: %d CronJobs (%d every minute, the rest hourly) x %d days, %s %s\n",
+              s.cron_jobs, s.minutely, s.days, reuse ? "reusing" : "building", path.c_str());
+  auto tzdb = model::OpenSystemTimeZoneDb({});
+  Check(tzdb.status(), "tzdb");
+
+  const Time end = kStart.Add(std::chrono::hours(24 * s.days));
+  std::mt19937_64 rng(42);
+  std::vector<int> hourly_picks, minutely_picks;
+  for (int q = 0; q < s.queries; ++q) {
+    hourly_picks.push_back(
+        s.minutely + static_cast<int>(rng() % static_cast<uint64_t>(s.cron_jobs - s.minutely)));
+  }
+  for (int q = 0; q < std::max(1, s.queries / 100); ++q) {
+    minutely_picks.push_back(
+        static_cast<int>(rng() % static_cast<uint64_t>(std::max(1, s.minutely))));
+  }
+  const Time day_start = end.Add(std::chrono::hours(-24));
+  std::vector<double> ours_h, ours_m, ours_count, ours_ns, ours_report;
+  std::vector<double> raw_h, raw_m, raw_ns, raw_report;
+  size_t records_h = 0, records_m = 0, records_ns = 0;
+  uint64_t report_expected = 0;
+  auto ledger = OpenLedger(path);
+  if (!reuse) Build(*ledger, s);
+  auto meta = ledger->Meta();
+  Check(meta.status(), "meta");
+  std::printf("decisions in the store: %llu\n",
+              static_cast<unsigned long long>(meta->last_decision_seq));
+  // The peer opens the same files read-only beside the ledger. Each measurement runs ours and the
+  // peer back to back on the same CronJob, alternating which goes first, so both see the same
+  // compaction state and neither profits alone from the other warming the caches.
+  RawStore raw(path);
+  auto range = [&](int i, Time from, Time to) {
+    return raw.Range(store::keys::ByCronJobPrefix(Ns(i), Name(i)), from, to);
+  };
+  auto pair = [](int n, const std::function<void()>& ours, const std::function<void()>& peer,
+                 std::vector<double>* ours_ms, std::vector<double>* peer_ms) {
+    if (n % 2 == 0) {
+      ours_ms->push_back(TimeMs(ours));
+      peer_ms->push_back(TimeMs(peer));
+    } else {
+      peer_ms->push_back(TimeMs(peer));
+      ours_ms->push_back(TimeMs(ours));
+    }
+  };
+  auto one = [&](int n, int i, std::vector<double>* ms, std::vector<double>* peer_ms,
+                 size_t* records) {
+    audit::DecisionQuery q;
+    q.cron_job_namespace = Ns(i);
+    q.cron_job_name = Name(i);
+    q.since = kStart;
+    q.until = end;
+    pair(
+        n,
+        [&] {
+          auto page = audit::QueryDecisions(*ledger, q);
+          Check(page.status(), "query");
+          *records += page->items.size();
+        },
+        [&] { range(i, kStart, end); }, ms, peer_ms);
+  };
+  for (size_t n = 0; n < hourly_picks.size(); ++n) {
+    one(static_cast<int>(n), hourly_picks[n], &ours_h, &raw_h, &records_h);
+  }
+  for (size_t n = 0; n < minutely_picks.size(); ++n) {
+    one(static_cast<int>(n), minutely_picks[n], &ours_m, &raw_m, &records_m);
+  }
+  for (int i : hourly_picks) {
+    audit::DecisionQuery q;
+    q.cron_job_namespace = Ns(i);
+    q.cron_job_name = Name(i);
+    ours_count.push_back(
+        TimeMs([&] { Check(audit::CountDecisions(*ledger, q).status(), "count"); }));
+  }
+  for (int n = 0; n < 3; ++n) {
+    audit::DecisionQuery q;
+    q.namespace_ = Ns(n);
+    q.since = day_start;
+    q.until = end;
+    pair(
+        n,
+        [&] {
+          auto page = audit::QueryDecisions(*ledger, q);
+          Check(page.status(), "namespace query");
+          records_ns += page->items.size();
+        },
+        [&] {
+          for (int i = n; i < s.cron_jobs; i += kNamespaces) range(i, day_start, end);
+        },
+        &ours_ns, &raw_ns);
+  }
+  for (int n = 0; n < 2; ++n) {
+    audit::AdherenceOptions o;
+    o.since = day_start;
+    o.until = end;
+    pair(
+        n,
+        [&] {
+          auto r = audit::ComputeAdherence(*ledger, **tzdb, o);
+          Check(r.status(), "report");
+          report_expected = r->totals.expected;
+          if (n == 0) {
+            std::printf(
+                "report: %zu CronJobs, expected %llu, created %llu, skipped %llu, "
+                "pending %llu, unaccounted %llu\n",
+                r->items.size(), static_cast<unsigned long long>(r->totals.expected),
+                static_cast<unsigned long long>(r->totals.created),
+                static_cast<unsigned long long>(r->totals.skipped),
+                static_cast<unsigned long long>(r->totals.pending),
+                static_cast<unsigned long long>(r->totals.unaccounted));
+          }
+        },
+        [&] {
+          for (int i = 0; i < s.cron_jobs; ++i) {
+            range(i, day_start, Time::FromUnix(9'000'000'000));
+          }
+        },
+        &ours_report, &raw_report);
+  }
+  std::printf("\n1. one CronJob x %d days (audit --cronjob, every record of the window)\n", s.days);
+  Print("  hourly CronJobs, QueryDecisions", Summarize(ours_h), Summarize(raw_h),
+        static_cast<double>(records_h) / static_cast<double>(hourly_picks.size()));
+  Print("  every-minute CronJobs, QueryDecisions", Summarize(ours_m), Summarize(raw_m),
+        static_cast<double>(records_m) / static_cast<double>(minutely_picks.size()));
+  const Stats count = Summarize(ours_count);
+  std::printf(
+      "  hourly CronJobs, CountDecisions (--count)      p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms\n",
+      count.p50, count.p99, count.max);
+  std::printf(
+      "\n2. one namespace (%d CronJobs) x 1 day (audit -n: time index, namespace in memory)\n",
+      s.cron_jobs / kNamespaces);
+  Print("  QueryDecisions", Summarize(ours_ns), Summarize(raw_ns),
+        static_cast<double>(records_ns) / 3.0);
+  std::printf(
+      "  (the peer reads the namespace's CronJobs' `c` ranges: what a namespace index reads)\n");
+  std::printf("\n3. report adherence, %d CronJobs x 1 day (%llu fire times)\n", s.cron_jobs,
+              static_cast<unsigned long long>(report_expected));
+  const Stats rep = Summarize(ours_report), rawrep = Summarize(raw_report);
+  std::printf("  ComputeAdherence                             best %8.0f ms   mean %8.0f ms\n",
+              std::min(ours_report[0], ours_report[1]), rep.mean);
+  std::printf(
+      "  peer: raw RocksDB, every CronJob's c range   best %8.0f ms   mean %8.0f ms   "
+      "ratio %.2fx\n",
+      std::min(raw_report[0], raw_report[1]), rawrep.mean,
+      std::min(ours_report[0], ours_report[1]) / std::min(raw_report[0], raw_report[1]));
+
+  // The unindexed peer, once: the whole decision log read for one CronJob's filter.
+  if (std::getenv("AUDIT_BENCH_NO_FULL_SCAN") == nullptr) {
+    size_t matched = 0;
+    const int i = hourly_picks.front();
+    const double ms = TimeMs([&] {
+      Check(ledger->ScanDecisions(1,
+                                  [&](const model::Decision& d) {
+                                    if (d.cron_job.name == Name(i) &&
+                                        d.cron_job.namespace_ == Ns(i)) {
+                                      ++matched;
+                                    }
+                                    return true;
+                                  }),
+            "scan");
+    });
+    std::printf(
+        "\nunindexed peer: one hourly CronJob by scanning the decision log: %.0f ms "
+        "(%zu records matched) = %.0fx the indexed p50\n",
+        ms, matched, ms / Summarize(ours_h).p50);
+  }
+  return 0;
+}
