@@ -8,7 +8,7 @@
 # Env: BENCH_SIZES (default "10000 100000 1000000"), BENCH_MIXES (default "every-minute mixed"; the
 # mixed variant runs at the sizes in BENCH_MIXED_SIZES, default "10000 100000"), BENCH_MEASURE
 # (measurement window per run, Go duration, default 3m), BENCH_MAX_LOAD (give up when the CronJobs
-# are not all through their first pass after this long, default 5m), BENCH_WORKERS (default 8:
+# are not all through their first pass after this long, default 5m), BENCH_WORKERS (default 32:
 # passes mostly wait on commits, and more of them in flight share group commits),
 # BENCH_SYNC (ledger fsync mode, default batch: the controller's default durability).
 #
@@ -22,7 +22,7 @@ mixes="${BENCH_MIXES:-every-minute mixed}"
 mixed_sizes="${BENCH_MIXED_SIZES:-10000 100000}"
 measure="${BENCH_MEASURE:-3m}"
 max_load="${BENCH_MAX_LOAD:-5m}"
-workers="${BENCH_WORKERS:-8}"
+workers="${BENCH_WORKERS:-32}"
 sync="${BENCH_SYNC:-batch}"
 
 if [[ -z "${BUILD_DIR:-}" ]]; then
