@@ -214,7 +214,7 @@ class HandOverTest : public ::testing::TestWithParam<int> {
         std::vector<std::string>{
             "run", "--kubeconfig=" + (dir_ / "kubeconfig").string(),
             "--data-dir=" + (dir_ / name).string(), "--sync=none", "--workers=2", "--leader-elect",
-            "--leader-elect-lease-duration=2s", "--leader-elect-renew-deadline=1500ms",
+            "--leader-elect-lease-duration=3s", "--leader-elect-renew-deadline=2s",
             "--leader-elect-retry-period=200ms", "--health-probe-bind-address=127.0.0.1:0",
             "--metrics-bind-address=127.0.0.1:0"},
         dir_ / (name + ".log"));
@@ -325,7 +325,9 @@ TEST_P(HandOverTest, TheFollowerTakesOverWithoutDoubleAction) {
 
   std::optional<Json> lease = server_->Get(kube::Leases(), "default", "cronledger-controller");
   ASSERT_TRUE(lease.has_value());
-  EXPECT_EQ((*lease)["spec"]["leaseTransitions"], 1);
+  // 1 on a quiet machine; more only if a renewal missed its deadline under load (the
+  // invariants below hold either way).
+  EXPECT_GE((*lease)["spec"]["leaseTransitions"].get<int>(), 1);
 
   // No Job was created twice; every Job belongs to a fire time the CronJob was owed.
   b_->Signal(SIGTERM);
