@@ -19,6 +19,7 @@ namespace cronledger::emit {
 
 inline constexpr std::string_view kSchemaHeader = "cronledger-schema";
 inline constexpr std::string_view kSeqHeader = "cronledger-seq";
+inline constexpr std::string_view kSourceHeader = "cronledger-source";  // OutboxEmitterOptions
 inline constexpr std::string_view kDecisionSchema = "cronledger.decision/v1";
 inline constexpr std::string_view kLedgerSchema = "cronledger.ledger/v1";
 

@@ -76,6 +76,7 @@ Status OutboxEmitter::ProduceOne(uint64_t seq, const std::string& key, const std
   record.headers = {
       {kSchemaHeader, options_.stream == EmitStream::kDecisions ? kDecisionSchema : kLedgerSchema},
       {kSeqHeader, seq_text}};
+  if (!options_.source_id.empty()) record.headers.emplace_back(kSourceHeader, options_.source_id);
   record.token = seq;
   CL_RETURN_IF_ERROR(producer_->Produce(record));
   in_flight_.emplace(seq, false);

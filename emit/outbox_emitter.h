@@ -44,6 +44,11 @@ struct OutboxEmitterOptions {
   std::string topic;
   // The SourcePosition id of the emission position. Default: empty = "kafka-emit:<topic>".
   std::string position_source;
+  // Names this ledger on the stream when several ledgers emit to one topic (scale-out: one ledger
+  // per replica, each with its own seq space). Non-empty: every record carries the header
+  // `cronledger-source: <source_id>`, and consumers apply the seq rule per (key, source).
+  // Default: empty = no header (one ledger).
+  std::string source_id;
   // Records produced and not yet acknowledged, at most. Default: 10000.
   size_t max_in_flight = 10000;
 };

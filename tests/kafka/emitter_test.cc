@@ -283,6 +283,42 @@ TEST_F(EmitterTest, LedgerStreamCarriesEveryInputKeyedByItsCronJob) {
   EXPECT_EQ(key_of_seq, want);
 }
 
+TEST_F(EmitterTest, SeveralLedgersOnOneTopicAreDeduplicatedPerSource) {
+  // Scale-out: two replicas, one ledger each, emit to one topic. Their seqs overlap; the
+  // cronledger-source header keeps the consumer rule per (key, source) exact for both.
+  store::testing::TempDir other_dir;
+  store::LedgerOptions lo;
+  lo.path = other_dir.Sub("ledger");
+  lo.sync = store::SyncMode::kNone;
+  auto other = store::Ledger::Open(lo).value();
+  CommitDecisions(*ledger_, kCronJobs, 10, 2);
+  CommitDecisions(*other, kCronJobs, 12, 2, 100);
+  auto o = Options();
+  o.source_id = "replica-0";
+  auto first = OutboxEmitter::Open(*ledger_, o).value();
+  o.source_id = "replica-1";
+  auto second = OutboxEmitter::Open(*other, o).value();
+  EXPECT_EQ(Drain(*first).position, 20u);
+  EXPECT_EQ(Drain(*second).position, 24u);
+  // A replica whose stored position is behind (a crash before it was recorded) repeats records:
+  // still removable.
+  o.source_id = "replica-0";
+  first.reset();
+  {
+    store::UnitOfWork reset;
+    reset.positions.push_back({"kafka-emit:" + topic_, emit::EncodeEmitPosition(5)});
+    ASSERT_TRUE(ledger_->Commit(std::move(reset)).ok());
+  }
+  first = OutboxEmitter::Open(*ledger_, o).value();
+  EXPECT_EQ(Drain(*first).position, 20u);
+  const auto messages = ReadTopic(cluster_.bootstraps(), topic_, kPartitions);
+  EXPECT_EQ(messages.size(), 20u + 24u + 15u);
+  std::map<std::string, std::vector<uint64_t>> want;
+  for (const auto& [key, seqs] : DecisionSeqsByKey(*ledger_)) want["replica-0|" + key] = seqs;
+  for (const auto& [key, seqs] : DecisionSeqsByKey(*other)) want["replica-1|" + key] = seqs;
+  EXPECT_EQ(ApplyDedupe(messages), want);
+}
+
 TEST_F(EmitterTest, ForbiddenAndInvalidPropertiesAreRejectedWithoutTheirValues) {
   auto o = Options();
   o.producer.properties = {{"enable.idempotence", "false"}};

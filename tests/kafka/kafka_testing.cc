@@ -206,7 +206,8 @@ std::map<std::string, std::vector<uint64_t>> ApplyDedupe(const std::vector<Messa
       continue;
     }
     const uint64_t seq = std::strtoull(it->second.c_str(), nullptr, 10);
-    auto& seqs = applied[m.key];
+    auto source = m.headers.find("cronledger-source");
+    auto& seqs = applied[source == m.headers.end() ? m.key : source->second + "|" + m.key];
     if (seqs.empty() || seq > seqs.back()) seqs.push_back(seq);
   }
   return applied;

@@ -89,7 +89,8 @@ std::vector<model::Decision> CommitDecisions(store::Ledger& ledger,
                                              int per_unit, int first = 0);
 
 // The consumer rule of docs/kafka.md: per key, drop a record whose `cronledger-seq` is not greater
-// than the last one applied. Returns key -> the seqs applied, in stream order.
+// than the last one applied. Returns key -> the seqs applied, in stream order. With several
+// ledgers on one topic the rule is per (key, cronledger-source): the key is then "source|key".
 std::map<std::string, std::vector<uint64_t>> ApplyDedupe(const std::vector<Message>& messages);
 // key -> seqs of the decision log, in log order.
 std::map<std::string, std::vector<uint64_t>> DecisionSeqsByKey(store::Ledger& ledger);
