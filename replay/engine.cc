@@ -7,7 +7,7 @@ namespace cronledger::replay {
 namespace internal {
 
 std::function<bool(std::string_view, std::string_view)> Engine::MakeFilter(const ReplayOptions& o) {
-  if (!o.scope.cron_job) return nullptr;
+  if (!o.scope.cron_job) return nullptr;  // a label selector needs every family's labels
   const std::string want = *o.scope.cron_job;
   return [want](std::string_view ns, std::string_view name) { return FamilyKey(ns, name) == want; };
 }
@@ -127,6 +127,12 @@ Status Engine::OnInput(const store::LogRecord& rec) {
           p.tick = in;
           p.in_scope =
               options_.scope.Selects(in.namespace_, in.name) && options_.scope.InWindow(in.now);
+          if (p.in_scope && options_.scope.selector) {
+            const std::string key = FamilyKey(in.namespace_, in.name);
+            auto view = history_.Latest(key);
+            p.in_scope = options_.scope.SelectsLabels(view ? view->cron_job.get() : nullptr);
+            if (p.in_scope) label_selected_.insert(key);
+          }
           p.history_cleanup = history_cleanup_;
           p.tzdb = tzdb_;
           return Status::Ok();

@@ -24,6 +24,7 @@
 #include "model/inputs.h"
 #include "model/result.h"
 #include "reconciler/decide.h"
+#include "replay/label_selector.h"
 #include "replay/source.h"
 #include "replay/view_history.h"
 #include "replay/what_if.h"
@@ -35,9 +36,15 @@ struct ReplayScope {
   std::optional<Time> since;            // Tick now >= since. Default: from the start.
   std::optional<Time> until;            // Tick now < until. Default: to the end.
   std::optional<std::string> cron_job;  // "ns/name". Default: every CronJob.
+  // Only CronJobs whose labels match, as recorded in the view when the pass's Tick was read
+  // (`-l/--selector`). Default: none (every CronJob).
+  std::optional<LabelSelector> selector;
 
   bool Selects(std::string_view ns, std::string_view name) const {
     return !cron_job || *cron_job == FamilyKey(ns, name);
+  }
+  bool SelectsLabels(const model::CronJob* cj) const {
+    return !selector || (cj != nullptr && selector->Matches(cj->metadata.labels));
   }
   bool InWindow(Time now) const { return (!since || now >= *since) && (!until || now < *until); }
 };

@@ -17,7 +17,9 @@ Status Engine::ScanRecorded() {
     // lost) but that falls in the scope: both must match the derived stream.
     if (replayed_ticks_.count(tick) != 0 ||
         (all_ticks_.count(tick) == 0 && scope.Selects(d.cron_job.namespace_, d.cron_job.name) &&
-         scope.InWindow(d.time))) {
+         scope.InWindow(d.time) &&
+         (!scope.selector ||
+          label_selected_.count(FamilyKey(d.cron_job.namespace_, d.cron_job.name)) != 0))) {
       result_.recorded.push_back(d);
     }
     return true;

@@ -97,6 +97,7 @@ class Engine {
   std::unordered_map<uint64_t, uint64_t> intent_tick_;   // unanswered intent seq -> tick seq
   std::unordered_set<uint64_t> all_ticks_;               // every Tick seq seen
   std::unordered_set<uint64_t> replayed_ticks_;          // ticks of replayed passes
+  std::unordered_set<std::string> label_selected_;       // families a selector chose at a Tick
   std::unordered_map<std::string, ChainEntry> chain_;    // by "ns/name"
   std::unordered_map<std::string, CachedInput> inputs_;  // by "ns/name"
   uint64_t records_ = 0;

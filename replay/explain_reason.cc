@@ -1,6 +1,8 @@
 // The reason-specific half of `why` (replay/explain_text.h): the facts behind a skip reason, the
 // gaps with no passes, and the explanation when no record covers the time.
 
+#include <cstdio>
+
 #include "model/decision.h"
 #include "replay/explain_text.h"
 
@@ -107,9 +109,84 @@ void WhyWriter::Gap(Time t) {
                 FmtTime(any_after->now) + ": it was down (or not leading) during that time.");
 }
 
+namespace {
+
+std::string LocalTime(int64_t unix_seconds, int offset) {
+  std::string s = FormatRfc3339(Time::FromUnix(unix_seconds + offset));
+  s.pop_back();  // the 'Z'
+  const int a = offset < 0 ? -offset : offset;
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%c%02d:%02d", offset < 0 ? '-' : '+', a / 3600, a / 60 % 60);
+  return s + buf;
+}
+
+}  // namespace
+
+void WhyWriter::WallClock(Time t, const model::CronJobSpec& spec) {
+  std::shared_ptr<const model::TimeZone> zone;
+  if (spec.time_zone) {
+    auto z = tzdb_.Load(*spec.time_zone);
+    if (!z.ok()) return;
+    zone = *z;
+  } else {
+    zone = tzdb_.Local();
+  }
+  if (zone == nullptr) return;
+  const int64_t u = t.unix_seconds();
+  const int off = zone->OffsetAt(u);
+  for (const int64_t probe : {u - 7200, u + 7200}) {
+    const int delta = off - zone->OffsetAt(probe);  // the other instant is u + delta
+    if (delta == 0 || zone->OffsetAt(u + delta) + (u + delta) != off + u) continue;
+    const Time other = Time::FromUnix(u + delta);
+    Say("In " + zone->name() + " the fire time is " + LocalTime(u, off) +
+        ": the clocks fell back, so the same wall-clock time also occurred at " + FmtTime(other) +
+        " (" + LocalTime(u + delta, zone->OffsetAt(u + delta)) +
+        "), and the schedule matches both (the cron library searches wall-clock fields, "
+        "spec §9).");
+    why_.facts["wallClock"] = {
+        {"zone", zone->name()}, {"local", LocalTime(u, off)}, {"repeatedAt", FmtTime(other)}};
+    return;
+  }
+}
+
+void WhyWriter::ScheduleChange(Time t, const CronJobVersion& v) {
+  // The latest earlier version whose schedule (or zone) differs from v's, and the update that
+  // changed it.
+  const CronJobVersion* old = nullptr;
+  const CronJobVersion* change = nullptr;
+  for (const CronJobVersion& c : facts_.cron_job) {
+    if (c.seq >= v.seq) break;
+    if (c.deleted) continue;
+    const bool differs = c.spec.schedule != v.spec.schedule || c.spec.time_zone != v.spec.time_zone;
+    if (differs) {
+      old = &c;
+      change = nullptr;
+    } else if (old != nullptr && change == nullptr) {
+      change = &c;
+    }
+  }
+  if (old == nullptr) return;
+  if (change == nullptr) change = &v;
+  const auto f = reconciler::FormatSchedule(old->spec.schedule, old->spec.time_zone);
+  auto s = reconciler::ParseStandard(f.text, tzdb_);
+  if (!s.ok() || (*s)->Next(t.Add(Duration(-1))) != t) return;
+  Say(FmtTime(t) + " was a fire time of the earlier schedule \"" + old->spec.schedule + "\"" +
+      (old->spec.time_zone ? " in " + *old->spec.time_zone : std::string()) + " (from " +
+      FmtSeq(old->seq) + "); the update at " + FmtSeq(change->seq) + " (resourceVersion " +
+      change->resource_version + ") changed it to \"" + change->spec.schedule + "\"" +
+      (change->spec.time_zone ? " in " + *change->spec.time_zone : std::string()) +
+      " before that time.");
+  why_.facts["scheduleChange"] = {{"previousSchedule", old->spec.schedule},
+                                  {"previousSeq", old->seq},
+                                  {"changedSeq", change->seq},
+                                  {"changedResourceVersion", change->resource_version},
+                                  {"schedule", change->spec.schedule}};
+}
+
 void WhyWriter::ReasonFacts(Time t, const PassFacts& pass, const model::Decision& d) {
   namespace r = model::skip_reason;
   const std::string& reason = d.reason;
+  WallClock(t, pass.spec);
   if (d.action == model::DecisionAction::kCreateJob) {
     Gap(t);
   } else if (reason == r::kConcurrencyForbid) {
@@ -185,6 +262,7 @@ void WhyWriter::NoRecord(Time t) {
     Say(FmtTime(t) + " is not a fire time of " + Policy(v->spec) + " (from " + FmtSeq(v->seq) +
         "): the neighbouring fire times are " + (prev ? FmtTime(*prev) : std::string("none")) +
         " and " + (next ? FmtTime(*next) : std::string("none")) + ".");
+    ScheduleChange(t, *v);
     return;
   }
   Say("No decision record covers the fire time " + FmtTime(t) + " of " + why_.cron_job + " (" +

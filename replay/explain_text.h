@@ -45,6 +45,11 @@ class WhyWriter {
   void ActiveJobs(const PassFacts& pass);
   void Suspension(Time t);
   void Gap(Time t);
+  // The fire time's wall clock in the schedule's zone, when the clocks fell back and the same
+  // wall-clock time occurred twice (the schedule matches both, spec §9).
+  void WallClock(Time t, const model::CronJobSpec& spec);
+  // `t` is not a fire time of `v`'s schedule: was it one of an earlier schedule, changed since?
+  void ScheduleChange(Time t, const CronJobVersion& v);
   void Say(std::string s) { why_.sentences.push_back(std::move(s)); }
 
   const FactCollector& facts_;
