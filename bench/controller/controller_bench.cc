@@ -182,7 +182,12 @@ uint64_t ExpectedSlots(const Options& o, const model::TimeZoneDb& tzdb, Time fro
 
 Time NextMinute(Time t) { return Time::FromUnix((t.unix_seconds() / 60 + 1) * 60); }
 
-void Print(const char* key, double v) { std::printf("%s %.6g\n", key, v); }
+// Flushed at once: a run that is stopped (or whose shutdown drains a long backlog) still shows
+// what it measured.
+void Print(const char* key, double v) {
+  std::printf("%s %.6g\n", key, v);
+  std::fflush(stdout);
+}
 
 // The upstream figures this benchmark is compared with (other machines, not measured here).
 void PrintReference() {
@@ -251,6 +256,9 @@ int Run(const Options& o) {
   if (!loaded) {
     std::printf("result load_incomplete\n");
     PrintReference();
+    std::fflush(stdout);
+    // Stopping drains the pump: every watch event already due is still ingested (SimEventPump::
+    // Stop), which takes minutes for a large backlog.
     Print("rss_per_cronjob_bytes",
           static_cast<double>(ProcStatus("VmRSS") - rss_base) / static_cast<double>(o.cronjobs));
     ctrl->Stop();
