@@ -15,6 +15,7 @@
 
 #include "app/command.h"
 #include "app/flags.h"
+#include "app/support_kafka_relay.h"
 #include "app/support_run.h"
 #include "app/system_clock.h"
 #include "audit/server.h"
@@ -35,6 +36,7 @@ constexpr const char* kUsage =
     "         [--leader-elect-namespace NS] [--leader-elect-lease-duration DUR]\n"
     "         [--leader-elect-renew-deadline DUR] [--leader-elect-retry-period DUR]\n"
     "         [--kafka-brokers B] [--kafka-topic-prefix P] [--kafka-config FILE]\n"
+    "         [--kafka-source-id ID] [--publish-watch]\n"
     "         [--listen HOST:PORT --token-file F]\n"
     "         [--metrics-bind-address [HOST]:PORT|0] [--health-probe-bind-address [HOST]:PORT|0]\n"
     "Runs until SIGINT/SIGTERM (graceful: reflectors stop, workers drain, the ledger is flushed);\n"
@@ -50,6 +52,8 @@ struct Options {
   store::LedgerOptions ledger;
   std::string kubeconfig;
   std::optional<emit::KafkaConfig> kafka;
+  std::string kafka_source_id;  // --kafka-source-id: cronledger-source of the outbox records
+  bool publish_watch = false;   // --publish-watch: the watch relay beside (docs/kafka.md)
   std::optional<audit::ServerOptions> server;  // --listen: the audit HTTP API beside the run
   std::optional<std::string> metrics_address;  // --metrics-bind-address ("0": off)
   std::optional<std::string> probe_address;    // --health-probe-bind-address ("0": off)
@@ -77,6 +81,7 @@ Result<Options> ParseOptions(const std::vector<std::string>& args) {
   flags.Value("leader-elect-lease-duration").Value("leader-elect-renew-deadline");
   flags.Value("leader-elect-retry-period");
   flags.Value("kafka-brokers").Value("kafka-topic-prefix").Value("kafka-config");
+  flags.Value("kafka-source-id").Switch("publish-watch");
   flags.Value("listen").Value("token-file");
   flags.Value("metrics-bind-address").Value("health-probe-bind-address");
   CL_RETURN_IF_ERROR(flags.Parse(args));
@@ -138,6 +143,10 @@ Result<Options> ParseOptions(const std::vector<std::string>& args) {
       CL_ASSIGN_OR_RETURN(k.properties, emit::LoadKafkaPropertiesFile(*flags.Get("kafka-config")));
     }
     o.kafka = k;
+    o.kafka_source_id = flags.GetOr("kafka-source-id", HostName());
+    o.publish_watch = flags.Has("publish-watch");
+  } else if (flags.Has("kafka-source-id") || flags.Has("publish-watch")) {
+    return Status::InvalidArgument("--kafka-source-id and --publish-watch need --kafka-brokers");
   }
   return o;
 }
@@ -148,13 +157,14 @@ void LogLine(const std::string& line) {
 
 // The decision outbox beside the controller (docs/kafka.md): a session per emitter, reopened
 // after a failure.
-void EmitOnce(store::Ledger& ledger, const emit::KafkaConfig& kafka,
+void EmitOnce(store::Ledger& ledger, const emit::KafkaConfig& kafka, const std::string& source_id,
               std::unique_ptr<emit::OutboxEmitter>* emitter) {
   if (!*emitter) {
     emit::OutboxEmitterOptions options;
     options.producer.brokers = kafka.brokers;
     options.producer.properties = kafka.properties;
     options.topic = emit::TopicsForPrefix(kafka.topic_prefix).decisions;
+    options.source_id = source_id;
     auto opened = emit::OutboxEmitter::Open(ledger, options);
     if (!opened.ok()) {
       LogLine("kafka outbox: " + opened.status().ToString());
@@ -261,18 +271,38 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     if (exit_code == kExitOk) a.StartActing();
   }
   std::unique_ptr<emit::OutboxEmitter> emitter;
+  // --publish-watch: the watch relay (docs/kafka.md "Watch relay") on its own reflectors.
+  kube::Cancellation relay_cancel;
+  std::unique_ptr<WatchRelay> relay;
+  std::thread relay_thread;
+  if (exit_code == kExitOk && o.kafka && o.publish_watch) {
+    RelayConfig rc;
+    rc.resource = o.run.resource;
+    rc.producer.brokers = o.kafka->brokers;
+    rc.producer.properties = o.kafka->properties;
+    rc.producer.client_id = "cronledger-relay";
+    rc.topic = emit::TopicsForPrefix(o.kafka->topic_prefix).watch;
+    relay = std::make_unique<WatchRelay>(rc, **client, sleeper, clocks, LogLine);
+    relay_thread = std::thread([&relay, &relay_cancel] {
+      if (Status s = relay->Run(relay_cancel); !s.ok()) LogLine("relay: " + s.ToString());
+    });
+    LogLine("publishing the watch stream to " + rc.topic);
+  }
   while (exit_code == kExitOk && g_signals.load() == 0) {
     if (Status s = a.IngestError(); !s.ok()) exit_code = kExitFailure;
     if (a.auditor()) {
       if (auto n = a.auditor()->Check(); !n.ok()) LogLine("shadow: " + n.status().ToString());
     }
     if (o.kafka) {
-      EmitOnce(**ledger, *o.kafka, &emitter);
+      EmitOnce(**ledger, *o.kafka, o.kafka_source_id, &emitter);
     } else {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
   }
   LogLine("stopping");
+  relay_cancel.Cancel();
+  if (relay_thread.joinable()) relay_thread.join();
+  relay.reset();
   endpoints.clear();
   a.Stop();
   emitter.reset();
