@@ -153,12 +153,15 @@ struct RetentionOptions {
   Duration raw_max_age{0};
   // Input records older than this are deleted. Zero keeps them forever. Default: 0.
   Duration log_max_age{0};
+  // Report what would be deleted and delete nothing (allowed on a read-only ledger).
+  bool dry_run = false;
 };
 
 struct RetentionReport {
   uint64_t raw_deleted = 0;
   uint64_t inputs_deleted = 0;
-  uint64_t pinned = 0;  // old records kept because the view still points at them
+  uint64_t pinned = 0;   // old records kept because the view still points at them
+  bool dry_run = false;  // the counts are what a real run would delete; nothing was deleted
 };
 
 // One difference between the stored view and a rebuild from the log.

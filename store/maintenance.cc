@@ -116,11 +116,17 @@ Status RocksDbLedger::Backup(const std::string& dir) {
 
 Result<RetentionReport> RocksDbLedger::ApplyRetention(const RetentionOptions& options, Time now) {
   RetentionReport report;
+  report.dry_run = options.dry_run;
   const bool prune_raw = options.raw_max_age > Duration::zero();
   const bool prune_log = options.log_max_age > Duration::zero();
-  CL_RETURN_IF_ERROR(CheckWritable("retention"));
+  if (!options.dry_run) CL_RETURN_IF_ERROR(CheckWritable("retention"));
   if (!prune_raw && !prune_log) return report;  // the default: keep everything
   std::lock_guard<std::mutex> maintenance(maintenance_mu_);
+  // Commits wait (maintenance_mu_); a read-only instance holds its catch-ups off instead.
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
+  rocksdb::ReadOptions ro;
+  ro.snapshot = scope.snapshot();
   const Time raw_cutoff = now.Add(-options.raw_max_age);
   const Time log_cutoff = now.Add(-options.log_max_age);
   Time scan_until = Time::GoZero();
@@ -130,7 +136,7 @@ Result<RetentionReport> RocksDbLedger::ApplyRetention(const RetentionOptions& op
   // What the view points at stays: object entries' and resourceVersions' source records.
   std::set<uint64_t> pinned;
   {
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[kViewCf]));
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kViewCf]));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       const char prefix = it->key()[0];
       if (prefix == view_key::kCronJobPrefix || prefix == view_key::kJobPrefix) {
@@ -147,14 +153,17 @@ Result<RetentionReport> RocksDbLedger::ApplyRetention(const RetentionOptions& op
 
   rocksdb::WriteBatch batch;
   auto flush = [&]() -> Status {
-    if (batch.Count() == 0) return Status::Ok();
+    if (batch.Count() == 0 || options.dry_run) {
+      batch.Clear();
+      return Status::Ok();
+    }
     rocksdb::WriteOptions wo;
     wo.sync = true;
     Status s = FromRocks(db_->Write(wo, &batch), "retention write");
     batch.Clear();
     return s;
   };
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), cfs_[kInputsCf]));
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kInputsCf]));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     CL_ASSIGN_OR_RETURN(keys::LogValue v, keys::DecodeLogValue(ToView(it->value())));
     // Records are appended in time order; the first young one ends the scan (a clock that

@@ -210,5 +210,42 @@ TEST_F(RetentionTest, LogExpiresButRebuildStillEqualsTheView) {
   EXPECT_EQ(ledger_->GetCronJob("ns", "c")->metadata.uid, "uc");
 }
 
+// A dry run reports exactly what the real run then deletes, and deletes nothing; it also runs
+// on a read-only ledger next to the writer.
+TEST_F(RetentionTest, DryRunReportsWhatARealRunDeletesAndDeletesNothing) {
+  RetentionOptions o;
+  o.raw_max_age = std::chrono::hours(24 * 5);
+  o.log_max_age = std::chrono::hours(24 * 15);
+  o.dry_run = true;
+  auto dry = ledger_->ApplyRetention(o, clock_.Now());
+  ASSERT_TRUE(dry.ok()) << dry.status().ToString();
+  EXPECT_TRUE(dry->dry_run);
+  EXPECT_EQ(Log().size(), 6u);
+  for (const auto& [seq, rec] : Log()) EXPECT_FALSE(rec.raw_pruned) << seq;
+
+  LedgerOptions ro;
+  ro.path = dir_.path();
+  ro.read_only = true;
+  auto reader = Ledger::Open(ro);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  auto ro_dry = (*reader)->ApplyRetention(o, clock_.Now());
+  ASSERT_TRUE(ro_dry.ok()) << ro_dry.status().ToString();
+  o.dry_run = false;
+  EXPECT_EQ((*reader)->ApplyRetention(o, clock_.Now()).status().code(),
+            Status::Code::kFailedPrecondition);
+
+  auto real = ledger_->ApplyRetention(o, clock_.Now());
+  ASSERT_TRUE(real.ok());
+  EXPECT_FALSE(real->dry_run);
+  for (const auto* r : {&*dry, &*ro_dry}) {
+    EXPECT_EQ(r->raw_deleted, real->raw_deleted);
+    EXPECT_EQ(r->inputs_deleted, real->inputs_deleted);
+    EXPECT_EQ(r->pinned, real->pinned);
+  }
+  EXPECT_EQ(real->inputs_deleted, 2u);
+  EXPECT_EQ(Log().size(), 4u);
+  EXPECT_TRUE(ledger_->Rebuild(false)->differences.empty());
+}
+
 }  // namespace
 }  // namespace cronledger::store

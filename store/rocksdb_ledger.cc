@@ -256,6 +256,9 @@ Result<std::unique_ptr<Ledger>> RocksDbLedger::OpenImpl(const LedgerOptions& opt
       ledger->secondary_dir_ = options.secondary_dir;
     }
     db_options.max_open_files = -1;  // a secondary keeps every table open (the writer may delete)
+    // Every catch-up logs to the instance's own info log: bound it for long-lived readers (serve).
+    db_options.max_log_file_size = 1u << 20;
+    db_options.keep_log_file_num = 2;
     s = rocksdb::DB::OpenAsSecondary(db_options, options.path, ledger->secondary_dir_, descriptors,
                                      &ledger->cfs_, &raw_db);
     if (!s.ok()) return FromRocks(s, "ledger: open read-only " + options.path);
