@@ -4,6 +4,7 @@
 // consumed by ingest::KafkaEventSource rebuilds a view equal to the API server's state.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <thread>
 
@@ -338,6 +339,48 @@ TEST_F(RelayTest, ConsumersDropRepeatedEventsByResourceVersion) {
   for (const auto& [what, n] : applied) EXPECT_EQ(n, 1) << what;
   EXPECT_FALSE(ledger->GetObject(model::ObjectKind::kJob, "prod", "backup-28401125").ok());
   EXPECT_TRUE(ledger->GetObject(model::ObjectKind::kCronJob, "prod", "backup").ok());
+}
+
+TEST_F(RelayTest, ABrokerOutageDelaysPublishingAndLosesOrRepeatsNothing) {
+  const auto& cj_type = kube::BatchCronJobs();
+  const Json a = Create(cj_type, CronJob("prod", "backup", "*/5 * * * *"));
+  Start();
+  ASSERT_TRUE(TopicUntil(
+      [&](const std::vector<Doc>& docs) { return Current(docs, cj_type, "prod", "backup"); }));
+  cluster_.SetAllBrokersDown(true);
+  // Changes while no broker is reachable: the relay keeps watching and queues them.
+  for (int i = 0; i < 5; ++i) {
+    Create(kube::BatchJobs(), Job("prod", "backup-2840112" + std::to_string(i), a));
+  }
+  Json changed = *server_->Get(cj_type, "prod", "backup");
+  changed["spec"]["suspend"] = true;
+  ASSERT_TRUE(server_->Update(cj_type, changed).ok());
+  ASSERT_TRUE(server_->Delete(kube::BatchJobs(), "prod", "backup-28401120").ok());
+  cluster_.SetAllBrokersDown(false);
+  ASSERT_TRUE(TopicUntil([&](const std::vector<Doc>& docs) {
+    bool all = Current(docs, cj_type, "prod", "backup");
+    for (int i = 0; i < 5; ++i) {
+      all = all && Current(docs, kube::BatchJobs(), "prod", "backup-2840112" + std::to_string(i));
+    }
+    return all;
+  }));
+  Stop();
+  EXPECT_EQ(relay_->stats().sessions, 1u);  // the outage did not end the session
+  const auto docs = Docs();
+  ExpectNoRepeats(docs);
+  // Every Job's ADDED, the CronJob's two states and the deletion, each object's in watch order
+  // (the CronJob and the Job watches are two streams: their relative order is not defined).
+  std::vector<std::string> seen;
+  for (const Doc& d : docs) {
+    if (d.type != "BOOKMARK") seen.push_back(d.type + " " + d.id);
+  }
+  EXPECT_EQ(seen.size(), 1u + 5u + 1u + 1u);
+  const auto at = [&](const std::string& what) {
+    return std::find(seen.begin(), seen.end(), what) - seen.begin();
+  };
+  EXPECT_LT(at("ADDED prod/backup-28401120"), at("DELETED prod/backup-28401120"));
+  EXPECT_LT(at("ADDED prod/backup"), at("MODIFIED prod/backup"));
+  EXPECT_LT(at("MODIFIED prod/backup"), static_cast<std::ptrdiff_t>(seen.size()));
 }
 
 TEST_F(RelayTest, ResyncRepublishesEveryLiveObjectAndConsumersDropTheRepeats) {
