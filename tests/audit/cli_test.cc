@@ -166,8 +166,15 @@ TEST_F(AuditCli, ServeAnswersWithTheTokenAndStopsOnSigterm) {
 }
 
 // `cronledger ingest` holds the store open (RocksDB's lock) while the test feeds it CronJobs on
-// stdin; `audit`, `report` and `serve` open it read-only beside it and see its commits.
-TEST_F(AuditCli, AuditReportAndServeWorkWhileAnotherProcessHoldsTheStore) {
+// stdin; `audit`, `report` and `serve` open it read-only beside it and see its commits. Its own
+// store: one simulated hour (the fixture's 13 hours are not needed here).
+TEST(AuditCliHeldStore, AuditReportAndServeWorkWhileAnotherProcessHoldsTheStore) {
+  store::testing::TempDir dir;
+  const std::string data = dir.Sub("data");
+  const std::string flags = " --data-dir " + data;
+  const CliResult sim =
+      Cli("simulate " + cli_test::SourceDir() + "/deploy/samples --duration 1h -o json" + flags);
+  ASSERT_EQ(sim.exit_code, 0) << sim.out;
   auto cron_job = [](const std::string& name) {
     return R"({"type":"ADDED","object":{"apiVersion":"batch/v1","kind":"CronJob","metadata":{)"
            R"("name":")" +
@@ -177,21 +184,21 @@ TEST_F(AuditCli, AuditReportAndServeWorkWhileAnotherProcessHoldsTheStore) {
            R"("jobTemplate":{"spec":{"template":{"spec":{"containers":[]}}}}},"status":{}}})"
            "\n";
   };
-  cli_test::ChildProcess writer({CRONLEDGER_BIN, "ingest", "--from", "-", "--data-dir", data_,
+  cli_test::ChildProcess writer({CRONLEDGER_BIN, "ingest", "--from", "-", "--data-dir", data,
                                  "--batch", "1", "--ack", "--source-id", "e2e"},
                                 "", /*quiet=*/false, /*pipe_stdin=*/true);
   ASSERT_TRUE(writer.WriteStdin(cron_job("first")));
   ASSERT_TRUE(writer.WaitForLine("committed ").has_value()) << "ingest did not commit";
   // The writer holds the lock now: a second writable open would fail.
-  const CliResult count = Cli("audit --cronjob platform/legacy-migration --count -o json" + flags_);
+  const CliResult count = Cli("audit --cronjob platform/heartbeat --count -o json" + flags);
   ASSERT_EQ(count.exit_code, 0) << count.out;
   EXPECT_FALSE(Json(count)["items"].empty());
-  model::Json first = Json(Cli("report adherence --cronjob audit-e2e/first -o json" + flags_));
+  model::Json first = Json(Cli("report adherence --cronjob audit-e2e/first -o json" + flags));
   ASSERT_EQ(first["items"].size(), 1u) << first.dump();
   EXPECT_EQ(first["items"][0]["inView"], true);  // the writer's latest commit is visible
 
-  std::ofstream(dir_.Sub("token")) << "held-token\n";
-  ServeProcess serve(data_, dir_.Sub("token"), {"--refresh", "0s"});
+  std::ofstream(dir.Sub("token")) << "held-token\n";
+  ServeProcess serve(data, dir.Sub("token"), {"--refresh", "0s"});
   ASSERT_NE(serve.port(), 0) << "serve did not start beside the writer";
   auto names = [&] {
     auto [status, body] = Get(serve.port(), "/v1/cronjobs?namespace=audit-e2e", "held-token");
