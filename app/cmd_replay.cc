@@ -1,7 +1,8 @@
-// `cronledger replay [--verify] [--since T] [--until T] [--cronjob NS/NAME] [--set K=V]...
-// [--bundle F]`: folds the recorded inputs through the reconciler again (DESIGN.md rule 4;
-// docs/replay.md). Prints the derived decision stream; --verify compares it with the recorded
-// one (digests of both, the first divergence, exit 1 on any); --set prints what-if differences.
+// `cronledger replay [--verify] [--since T] [--until T] [--cronjob NS/NAME] [-l SELECTOR]
+// [--set K=V]... [--bundle F]`: folds the recorded inputs through the reconciler again (DESIGN.md
+// rule 4; docs/replay.md). Prints the derived decision stream; --verify compares it with the
+// recorded one (digests of both, the first divergence, exit 1 on any); --set prints what-if
+// differences.
 #include <cstdio>
 
 #include "app/command.h"
@@ -15,8 +16,10 @@ using namespace replay_cli;  // NOLINT: the replay commands' shared plumbing
 
 constexpr const char* kUsage =
     "usage: cronledger replay [--verify] [--since T] [--until T] [--cronjob NS/NAME]\n"
-    "                         [--set K=V]... [--bundle F] [--data-dir DIR] [-o "
-    "table|json|yaml|csv]\n"
+    "                         [-l|--selector SELECTOR] [--set K=V]... [--bundle F]\n"
+    "                         [--data-dir DIR] [-o table|json|yaml|csv]\n"
+    "  -l key=value,key!=value,key in (a,b),key notin (a,b),key,!key  (kubectl syntax, on\n"
+    "        the recorded CronJobs' labels)\n"
     "  --set spec.schedule=S | spec.timeZone=Z | spec.startingDeadlineSeconds=N |\n"
     "        spec.concurrencyPolicy=Allow|Forbid|Replace | spec.suspend=true|false |\n"
     "        controller.noDowntime=true\n";
@@ -119,12 +122,23 @@ int PrintWhatIf(const replay::ReplayResult& r, const replay::WhatIf& w, OutputFo
 int Run(const std::vector<std::string>& args, const CommandIo& io) {
   Flags flags;
   flags.Value("data-dir").Value("output", "o").Value("since").Value("until").Value("cronjob");
+  flags.Value("selector", "l");
   flags.Value("set", "", true).Value("bundle").Value("zoneinfo").Switch("verify");
   Status parsed = flags.Parse(args);
   auto format = ParseOutputFormat(flags.GetOr("output", "table"));
   auto scope = parsed.ok() ? ScopeFromFlags(flags) : Result<replay::ReplayScope>(parsed);
   replay::ReplayOptions options;
   Status bad = !parsed.ok() ? parsed : !format.ok() ? format.status() : scope.status();
+  if (bad.ok()) {
+    if (auto sel = flags.Get("selector")) {
+      auto parsed_selector = replay::LabelSelector::Parse(*sel);
+      if (parsed_selector.ok()) {
+        scope->selector = std::move(*parsed_selector);
+      } else {
+        bad = Status::InvalidArgument("--selector: " + parsed_selector.status().message());
+      }
+    }
+  }
   for (const std::string& s : flags.GetAll("set")) {
     if (bad.ok()) bad = replay::ApplySetting(s, &options.what_if);
   }

@@ -23,6 +23,9 @@ Result<History> OpenHistory(const Flags& flags) {
   store::LedgerOptions lo;
   lo.path = flags.GetOr("data-dir", "./data");
   lo.create_if_missing = false;
+  // Read-only (a RocksDB secondary instance): works while `cronledger run` or `ingest` holds the
+  // store, and never writes to it.
+  lo.read_only = true;
   CL_ASSIGN_OR_RETURN(h.ledger, store::Ledger::Open(lo));
   h.source = std::make_unique<replay::LedgerSource>(*h.ledger);
   return h;

@@ -25,7 +25,8 @@ struct History {
   std::unique_ptr<replay::RecordSource> source;
 };
 
-// Opens --bundle F when given, else the store at --data-dir (default ./data; never created).
+// Opens --bundle F when given, else the store at --data-dir (default ./data) read-only: never
+// created or written, and usable while a writer (`cronledger run`, `ingest`) holds it.
 Result<History> OpenHistory(const Flags& flags);
 
 // --since/--until (RFC 3339) and --cronjob NS/NAME into a scope. InvalidArgument naming the flag.

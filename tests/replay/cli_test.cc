@@ -76,6 +76,39 @@ TEST_F(ReplayCli, VerifyPrintsEqualDigestsAndExitsZero) {
   EXPECT_NE(table.out.find("derived"), std::string::npos) << table.out;
 }
 
+TEST_F(ReplayCli, LabelSelectorRestrictsTheReplay) {
+  // The incident day's CronJobs carry no labels: "!app" selects all of them, "app" none.
+  const CliResult all = Cli("replay --verify -o json" + data_);
+  const CliResult unlabelled = Cli("replay --verify -o json -l '!app'" + data_);
+  ASSERT_EQ(unlabelled.exit_code, 0) << unlabelled.out;
+  EXPECT_EQ(Json(unlabelled)["items"][1]["sha256"], Json(all)["items"][1]["sha256"]);
+  const CliResult labelled = Cli("replay --verify -o json --selector 'app in (web,batch)'" + data_);
+  ASSERT_EQ(labelled.exit_code, 0) << labelled.out;
+  EXPECT_EQ(Json(labelled)["items"][1]["decisions"], 0);
+  EXPECT_EQ(Json(labelled)["passes"], 0);
+  EXPECT_EQ(Cli("replay --verify -l 'app in (web'" + data_).exit_code, 2);
+}
+
+// The commands open the store read-only: they work while the controller holds it open.
+TEST(ReplayCliLive, CommandsReadAStoreTheControllerHoldsOpen) {
+  testing::SimWorld w(At(9, 59, 30), std::chrono::minutes(12));
+  w.Apply(testing::Manifest("live", "*/5 * * * *", {{"concurrencyPolicy", "Forbid"}}));
+  w.RunUntil(At(10, 21));
+  const std::string data = " --data-dir " + w.data_dir();
+  const CliResult v = Cli("replay --verify -o json" + data);
+  ASSERT_EQ(v.exit_code, 0) << v.out;
+  EXPECT_EQ(Json(v)["match"], true);
+  EXPECT_GT(Json(v)["items"][0]["decisions"].get<int>(), 0);
+  const CliResult why = Cli("why default/live --scheduled 2024-01-01T10:05:00Z -o json" + data);
+  ASSERT_EQ(why.exit_code, 0) << why.out;
+  EXPECT_EQ(Json(why)["items"][0]["reason"], "ConcurrencyForbid");
+  // The writer goes on, and a later read sees what it wrote meanwhile.
+  w.RunUntil(At(10, 31));
+  const CliResult state = Cli("state default/live --at 2024-01-01T10:30:30Z -o json" + data);
+  ASSERT_EQ(state.exit_code, 0) << state.out;
+  EXPECT_NE(state.out.find("2024-01-01T10:30:00Z"), std::string::npos) << state.out;
+}
+
 TEST_F(ReplayCli, ExportThenReplayBundleGivesTheSameDigestAsTheStore) {
   const std::string scope =
       " --cronjob default/every15 --since 2024-01-01T10:30:00Z --until 2024-01-01T12:55:00Z";
