@@ -15,6 +15,7 @@ import path from "node:path";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { parseYamlDocuments } from "./lib/kustomize.mjs";
+import { check, finish } from "./lib/report.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);
@@ -22,18 +23,6 @@ const opt = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) +
 const root = path.resolve(opt("--root", path.join(here, "../..")));
 const bin = opt("--cronledger");
 
-let passed = 0;
-let failed = 0;
-function check(name, problems) {
-  if (problems.length === 0) {
-    passed++;
-    console.log(`ok - ${name}`);
-  } else {
-    failed++;
-    console.log(`not ok - ${name}`);
-    for (const p of problems) console.log(`    ${p}`);
-  }
-}
 const sh = (cmd, args) => spawnSync(cmd, args, { encoding: "utf8", timeout: 60000 });
 
 // ---- parse the Dockerfile: instructions (continuations joined, comments dropped) per stage ----
@@ -187,5 +176,4 @@ if (bin) {
   check(`deploy/Dockerfile: the runtime stage provides every library cronledger links (${sonames.length} NEEDED)`, problems);
 }
 
-console.log(`\n${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish();

@@ -13,6 +13,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { render } from "./lib/kustomize.mjs";
 import { expandedArgs } from "./lib/checks.mjs";
+import { check, finish } from "./lib/report.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);
@@ -26,18 +27,6 @@ if (!bin || !fs.existsSync(bin)) {
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "cronledger-deploy-flags-"));
 const kubeconfig = path.join(tmp, "no-such-kubeconfig");
-let passed = 0;
-let failed = 0;
-function check(name, problems) {
-  if (problems.length === 0) {
-    passed++;
-    console.log(`ok - ${name}`);
-  } else {
-    failed++;
-    console.log(`not ok - ${name}`);
-    for (const p of problems) console.log(`    ${p}`);
-  }
-}
 
 function runCli(args) {
   const r = spawnSync(bin, args, { encoding: "utf8", timeout: 30000, cwd: tmp, env: { PATH: process.env.PATH, HOME: tmp } });
@@ -72,5 +61,4 @@ for (const name of overlays) {
       ? [] : [`exit ${refused.code}: ${refused.err.trim().split("\n")[0]}`]);
 }
 fs.rmSync(tmp, { recursive: true, force: true });
-console.log(`\n${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish();

@@ -15,6 +15,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { check, finish } from "./lib/report.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);
@@ -39,18 +40,6 @@ const [{ kubernetesSchemas, checkSchemaGeneration }, { render, strip, parseYamlD
   { crdProblems, customResourceValidator, toJsonSchema }, { builtinObjectProblems, objectMetaProblems, overlayProblems }] = deps;
 const { newAjv, formatErrors } = deps[0];
 
-let passed = 0;
-let failed = 0;
-function check(name, problems) {
-  if (problems.length === 0) {
-    passed++;
-    console.log(`ok - ${name}`);
-  } else {
-    failed++;
-    console.log(`not ok - ${name}`);
-    for (const p of problems) console.log(`    ${p}`);
-  }
-}
 const rel = (p) => path.relative(root, p) || ".";
 const describe = (o) => `${o.kind || "?"} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata?.name || "?"}`;
 
@@ -250,5 +239,4 @@ for (const name of fixtureEntries) {
   check(`fixtures/invalid/${name}: rejected (${expect})`, why);
 }
 
-console.log(`\n${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish();
