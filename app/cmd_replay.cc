@@ -1,12 +1,16 @@
 // `cronledger replay [--verify] [--since T] [--until T] [--cronjob NS/NAME] [-l SELECTOR]
-// [--set K=V]... [--bundle F]`: folds the recorded inputs through the reconciler again (DESIGN.md
-// rule 4; docs/replay.md). Prints the derived decision stream; --verify compares it with the
-// recorded one (digests of both, the first divergence, exit 1 on any); --set prints what-if
-// differences.
+// [--set K=V]... [--bundle F | --kafka-brokers B ...]`: folds the recorded inputs through the
+// reconciler again (DESIGN.md rule 4; docs/replay.md). Prints the derived decision stream; --verify
+// compares it with the recorded one (digests of both, the first divergence, exit 1 on any); --set
+// prints what-if differences. The history comes from the store, a bundle, or the Kafka ledger and
+// decision streams (app/support_replay_kafka.h; a stream with a hole fails --verify).
 #include <cstdio>
+#include <memory>
+#include <optional>
 
 #include "app/command.h"
 #include "app/support_replay.h"
+#include "app/support_replay_kafka.h"
 #include "replay/diff.h"
 
 namespace cronledger::app {
@@ -18,11 +22,15 @@ constexpr const char* kUsage =
     "usage: cronledger replay [--verify] [--since T] [--until T] [--cronjob NS/NAME]\n"
     "                         [-l|--selector SELECTOR] [--set K=V]... [--bundle F]\n"
     "                         [--data-dir DIR] [-o table|json|yaml|csv]\n"
+    "                         [--kafka-brokers B [--kafka-topic-prefix P] [--kafka-config F]\n"
+    "                          [--kafka-source-id ID]]\n"
     "  -l key=value,key!=value,key in (a,b),key notin (a,b),key,!key  (kubectl syntax, on\n"
     "        the recorded CronJobs' labels)\n"
     "  --set spec.schedule=S | spec.timeZone=Z | spec.startingDeadlineSeconds=N |\n"
     "        spec.concurrencyPolicy=Allow|Forbid|Replace | spec.suspend=true|false |\n"
-    "        controller.noDowntime=true\n";
+    "        controller.noDowntime=true\n"
+    "  --kafka-brokers: read the inputs from P.ledger and the decisions from P.decisions\n"
+    "        (default P: cronledger) instead of the store\n";
 
 model::Json PassJson(const replay::PassSummary& p) {
   return {{"tickSeq", p.tick_seq},
@@ -119,11 +127,34 @@ int PrintWhatIf(const replay::ReplayResult& r, const replay::WhatIf& w, OutputFo
   return kExitOk;
 }
 
+// The Kafka streams hold a hole: --verify fails without replaying a partial history.
+int PrintIncomplete(const KafkaHistoryReport& report, OutputFormat format, const CommandIo& io) {
+  std::vector<model::Json> gaps;
+  for (const KafkaStreamReport* r : {&report.ledger, &report.decisions}) {
+    for (const SeqGap& g : r->gaps) {
+      gaps.push_back({{"topic", r->topic}, {"first", g.first}, {"last", g.last}});
+    }
+  }
+  if (format == OutputFormat::kJson) {
+    model::Json j = {
+        {"items", model::Json::array()}, {"match", false}, {"complete", false}, {"gaps", gaps}};
+    std::fprintf(io.out, "%s\n", model::DumpJson(j).c_str());
+  } else {
+    PrintItems(io.out, format, {"topic", "first", "last"}, gaps);
+  }
+  std::fprintf(io.err,
+               "replay --verify: INCOMPLETE: the Kafka streams miss records (see the gaps above); "
+               "a partial history is not replayed\n");
+  return kExitFailure;
+}
+
 int Run(const std::vector<std::string>& args, const CommandIo& io) {
   Flags flags;
   flags.Value("data-dir").Value("output", "o").Value("since").Value("until").Value("cronjob");
   flags.Value("selector", "l");
   flags.Value("set", "", true).Value("bundle").Value("zoneinfo").Switch("verify");
+  flags.Value("kafka-brokers").Value("kafka-topic-prefix").Value("kafka-config");
+  flags.Value("kafka-source-id");
   Status parsed = flags.Parse(args);
   auto format = ParseOutputFormat(flags.GetOr("output", "table"));
   auto scope = parsed.ok() ? ScopeFromFlags(flags) : Result<replay::ReplayScope>(parsed);
@@ -147,15 +178,56 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   }
   if (bad.ok() && !flags.positionals().empty())
     bad = Status::InvalidArgument("unexpected argument");
+  const bool kafka = flags.Has("kafka-brokers");
+  if (bad.ok() && kafka && (flags.Has("bundle") || flags.Has("data-dir"))) {
+    bad = Status::InvalidArgument("--kafka-brokers excludes --bundle and --data-dir");
+  }
+  if (bad.ok() && !kafka &&
+      (flags.Has("kafka-topic-prefix") || flags.Has("kafka-config") ||
+       flags.Has("kafka-source-id"))) {
+    bad = Status::InvalidArgument(
+        "--kafka-topic-prefix/--kafka-config/--kafka-source-id need "
+        "--kafka-brokers");
+  }
+  std::optional<KafkaHistoryOptions> kafka_options;
+  if (bad.ok() && kafka) {
+    auto o = KafkaHistoryOptionsFromFlags(flags);
+    if (o.ok()) {
+      kafka_options = std::move(*o);
+      // A plain replay derives the stream from the inputs alone.
+      kafka_options->read_decisions = flags.Has("verify") || !options.what_if.empty();
+    } else {
+      bad = o.status();
+    }
+  }
   if (!bad.ok()) {
     std::fprintf(io.err, "cronledger replay: %s\n%s", bad.message().c_str(), kUsage);
     return kExitUsage;
   }
-  auto history = OpenHistory(flags);
+  std::unique_ptr<replay::RecordSource> kafka_source;
+  if (kafka_options) {
+    auto read = ReadKafkaHistory(*kafka_options);
+    if (!read.ok()) {
+      std::fprintf(io.err, "cronledger replay: %s\n", read.status().ToString().c_str());
+      return kExitFailure;
+    }
+    for (const std::string& line : read->report.Describe()) {
+      std::fprintf(io.err, "replay: %s\n", line.c_str());
+    }
+    if (!read->report.complete()) {
+      if (flags.Has("verify")) return PrintIncomplete(read->report, *format, io);
+      std::fprintf(io.err,
+                   "replay: WARNING: the Kafka streams miss records; replaying a partial history "
+                   "(--verify refuses it)\n");
+    }
+    kafka_source = std::move(read->source);
+  }
+  auto history = kafka_source ? Result<History>(History{}) : OpenHistory(flags);
   if (!history.ok()) {
     std::fprintf(io.err, "cronledger replay: %s\n", history.status().ToString().c_str());
     return kExitFailure;
   }
+  if (kafka_source) history->source = std::move(kafka_source);
   options.scope = *scope;
   options.zoneinfo_dir = ZoneinfoDir(flags);
   options.progress = ProgressPrinter(io.err, "replay");
