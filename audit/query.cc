@@ -1,10 +1,12 @@
 // Audit queries over the store's indexes (audit/query.h, docs/audit.md "Queries").
 #include "audit/query.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <queue>
 #include <tuple>
 
 namespace cronledger::audit {
@@ -31,16 +33,106 @@ bool Matches(const DecisionQuery& q, const model::Decision& d) {
 }
 
 using Key = std::pair<Time, uint64_t>;
+using MatchFn = std::function<bool(const model::Decision&)>;
+
+// The namespace merge reads each CronJob's range in chunks that start small and double on every
+// refill (a page needs the head of every range, a whole-window read needs few calls), up to a
+// share of kNamespaceBudget decisions buffered across all ranges.
+constexpr size_t kFirstRangeChunk = 16;
+constexpr size_t kNamespaceBudget = size_t{1} << 18;
+
+// One CronJob's `c` index range over [from, to), read in chunks. `last` is the last (time, seq)
+// taken from it (or the continue token's): a refill resumes at last's time and skips up to it.
+struct CronJobRange {
+  std::string name;
+  Time from;
+  std::optional<Key> last;
+  size_t chunk = kFirstRangeChunk;
+  std::vector<model::Decision> buffer;
+  size_t next = 0;  // the head: buffer[next]
+  bool exhausted = false;
+};
+
+// Makes range.buffer[range.next] the range's next decision after range.last, reading chunks;
+// leaves the buffer empty when the range is exhausted.
+Status Refill(store::Ledger& ledger, const std::string& ns, Time to, size_t max_chunk,
+              CronJobRange& range) {
+  range.buffer.clear();
+  range.next = 0;
+  while (range.buffer.empty() && !range.exhausted && range.from < to) {
+    Result<std::vector<model::Decision>> got =
+        ledger.DecisionsByCronJob(ns, range.name, range.from, to, range.chunk);
+    if (!got.ok()) return got.status();
+    const size_t read = got->size();
+    range.exhausted = read < range.chunk;
+    if (!range.exhausted) {
+      const Time last_time = got->back().time;
+      // A chunk that ends at the instant it started from made no progress in time: read that
+      // instant again with a larger chunk (`last` skips what was already taken).
+      if (last_time == range.from) {
+        range.chunk *= 2;
+      } else {
+        range.from = last_time;
+        range.chunk = std::min(range.chunk * 2, max_chunk);
+      }
+    }
+    for (model::Decision& d : *got) {
+      if (range.last && Key{d.time, d.seq} <= *range.last) continue;
+      range.buffer.push_back(std::move(d));
+    }
+  }
+  return Status::Ok();
+}
+
+// -n NS without a CronJob: a k-way merge by (time, seq) of the `c` ranges of every CronJob of the
+// namespace that has decisions (Ledger::DecisionCronJobNames, deleted CronJobs included), so the
+// records read are the namespace's in the window and the order is the time index's.
+Status ForEachNamespaceMatch(store::Ledger& ledger, const DecisionQuery& q, Time from, Time to,
+                             std::optional<Key> after, const MatchFn& fn) {
+  CL_ASSIGN_OR_RETURN(std::vector<std::string> names, ledger.DecisionCronJobNames(q.namespace_));
+  if (names.empty()) return Status::Ok();
+  const size_t max_chunk = std::clamp(kNamespaceBudget / names.size(), kFirstRangeChunk, kChunk);
+  std::vector<CronJobRange> ranges(names.size());
+  // A min-heap of (head key, range index).
+  using Head = std::pair<Key, size_t>;
+  std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
+  for (size_t i = 0; i < names.size(); ++i) {
+    CronJobRange& r = ranges[i];
+    r.name = std::move(names[i]);
+    r.from = from;
+    r.last = after;
+    CL_RETURN_IF_ERROR(Refill(ledger, q.namespace_, to, max_chunk, r));
+    if (!r.buffer.empty()) heads.push({Key{r.buffer[0].time, r.buffer[0].seq}, i});
+  }
+  while (!heads.empty()) {
+    const size_t i = heads.top().second;
+    heads.pop();
+    CronJobRange& r = ranges[i];
+    const model::Decision& d = r.buffer[r.next];
+    r.last = Key{d.time, d.seq};
+    if (Matches(q, d) && !fn(d)) return Status::Ok();
+    if (++r.next == r.buffer.size()) {
+      CL_RETURN_IF_ERROR(Refill(ledger, q.namespace_, to, max_chunk, r));
+      if (r.buffer.empty()) continue;
+    }
+    heads.push({Key{r.buffer[r.next].time, r.buffer[r.next].seq}, i});
+  }
+  return Status::Ok();
+}
 
 // Calls fn for every decision matching q strictly after `after` (when set), in (time, seq) order,
 // until fn returns false. Reads the index IndexFor(q) in chunks.
 Status ForEachMatch(store::Ledger& ledger, const DecisionQuery& q, std::optional<Key> after,
-                    const std::function<bool(const model::Decision&)>& fn) {
+                    const MatchFn& fn) {
   Time from = q.since.value_or(kEarliest);
   const Time to = q.until.value_or(kLatest);
   if (after && after->first > from) from = after->first;
-  size_t chunk = kChunk;
   const std::string index = IndexFor(q);
+  if (index == "namespace") {
+    if (!(from < to)) return Status::Ok();
+    return ForEachNamespaceMatch(ledger, q, from, to, after, fn);
+  }
+  size_t chunk = kChunk;
   while (from < to) {
     Result<std::vector<model::Decision>> got =
         index == "cronjob"
@@ -81,6 +173,7 @@ std::string IndexFor(const DecisionQuery& q) {
   if (q.action && !q.reason.empty()) return "action+reason";
   if (q.action) return "action";
   if (!q.reason.empty()) return "reason";
+  if (!q.namespace_.empty()) return "namespace";
   return "time";
 }
 

@@ -7,8 +7,10 @@
 //                         filtered in memory.
 //   --action / --reason -> the action/reason index (`a`/`r` + time seq); namespace filtered in
 //                         memory.
-//   -n NS alone, or no filter -> the time index (`t` time seq) over [since, until); namespace
-//                         filtered in memory (the store has no namespace-only index).
+//   -n NS alone         -> the `c` ranges over [since, until) of every CronJob of the namespace
+//                         that has decisions (Ledger::DecisionCronJobNames, deleted ones too),
+//                         merged by (time, seq): only the namespace's records are read.
+//   no filter           -> the time index (`t` time seq) over [since, until).
 //
 // Results are ordered by (time, seq), oldest first. Pages are resumed with an opaque continue
 // token naming the last (time, seq) returned, so pages are stable while new decisions arrive.
@@ -40,7 +42,8 @@ struct DecisionQuery {
   std::string continue_token;  // from DecisionPage::continue_token; empty = first page
 };
 
-// Which index a query is served from ("cronjob", "action", "reason", "action+reason", "time").
+// Which index a query is served from ("cronjob", "action", "reason", "action+reason",
+// "namespace" (the merged CronJob ranges of -n alone), "time").
 std::string IndexFor(const DecisionQuery& q);
 
 struct DecisionPage {

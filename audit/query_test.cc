@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "audit/testing.h"
 
 namespace cronledger::audit {
@@ -52,16 +54,21 @@ TEST_F(QueryTest, CronJobFilterUsesTheCronJobIndexAndFiltersActionInMemory) {
   }
 }
 
-TEST_F(QueryTest, NamespaceAndWindowUseTheTimeIndex) {
+TEST_F(QueryTest, NamespaceAndWindowMergeTheNamespacesCronJobRanges) {
   DecisionQuery q;
   q.namespace_ = "a";
   q.since = At(2);
   q.until = At(4);
-  EXPECT_EQ(IndexFor(q), "time");
+  EXPECT_EQ(IndexFor(q), "namespace");
   auto got = All(q);
-  ASSERT_EQ(got.size(), 4u);  // x and y at 02:00 and 03:00
-  for (const auto& d : got) EXPECT_EQ(d.cron_job.namespace_, "a");
+  ASSERT_EQ(got.size(), 4u);  // x and y at 02:00 and 03:00, interleaved by time
+  const std::vector<std::string> names = {"x", "y", "x", "y"};
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].cron_job.namespace_, "a");
+    EXPECT_EQ(got[i].cron_job.name, names[i]) << i;
+  }
   EXPECT_LT(got.front().time, got.back().time);
+  EXPECT_EQ(IndexFor({}), "time");
 }
 
 TEST_F(QueryTest, ActionAndReasonUseTheirIndexAndNamespaceIsFiltered) {
@@ -163,6 +170,12 @@ TEST_F(QueryTest, EveryFilterReadsOnlyItsIndexRange) {
   ns_window.namespace_ = "b";
   ns_window.since = At(2);
   ns_window.until = At(4);
+  DecisionQuery ns_all;
+  ns_all.namespace_ = "a";
+  DecisionQuery ns_since = ns_all;
+  ns_since.since = At(3);
+  DecisionQuery ns_empty;
+  ns_empty.namespace_ = "none";
   const std::vector<Case> cases = {
       {"cronjob (reason in memory)", cronjob, 3, 6},  // a/y's 6 records
       {"cronjob + window", cronjob_window, 2, 3},     // a/y at 2, 3, 4h
@@ -170,7 +183,10 @@ TEST_F(QueryTest, EveryFilterReadsOnlyItsIndexRange) {
       // the reason index with the action filtered by the store; namespace in memory
       {"action + reason + namespace", action_reason, 3, 3},
       {"reason + since", reason_window, 2, 2},  // TooLate at 4h and 6h
-      {"namespace + window", ns_window, 2, 6},  // the window's 6 records, b/z's 2 kept
+      {"namespace + window", ns_window, 2, 2},  // b/z's 2 records in the window, no others
+      {"namespace", ns_all, 12, 12},            // a/x's and a/y's 6 each
+      {"namespace + since", ns_since, 8, 8},    // a/x and a/y at 3..6h
+      {"empty namespace", ns_empty, 0, 0},
   };
   for (const Case& c : cases) {
     counting.Reset();
@@ -179,6 +195,15 @@ TEST_F(QueryTest, EveryFilterReadsOnlyItsIndexRange) {
     EXPECT_EQ(page->items.size(), c.matched) << c.what;
     EXPECT_EQ(counting.Read(), c.read) << c.what;
     EXPECT_EQ(counting.log_scanned, 0u) << c.what;
+    // -n alone: one skip scan for the names, then one call per CronJob (each range is < a chunk).
+    const bool by_namespace = IndexFor(c.q) == "namespace";
+    EXPECT_EQ(counting.name_calls, by_namespace ? 1u : 0u) << c.what;
+    if (by_namespace) {
+      EXPECT_EQ(counting.index_calls, c.q.namespace_ == "a"   ? 2u
+                                      : c.q.namespace_ == "b" ? 1u
+                                                              : 0u)
+          << c.what;
+    }
     counting.Reset();
     auto counts = CountDecisions(counting, c.q);
     ASSERT_TRUE(counts.ok()) << c.what;
@@ -188,6 +213,112 @@ TEST_F(QueryTest, EveryFilterReadsOnlyItsIndexRange) {
     EXPECT_EQ(counting.Read(), c.read) << c.what;
     EXPECT_EQ(counting.log_scanned, 0u) << c.what;
   }
+}
+
+// -n without --cronjob merges per-CronJob ranges; the answer must be exactly what the time index
+// filtered by namespace gives (the order, the pages and their tokens): checked against that
+// reference on a ledger with prefix-sharing names and namespaces, a deleted CronJob, decisions of
+// several CronJobs at one instant, and ranges longer than the merge's first chunks.
+TEST(QueryNamespace, MergedRangesEqualTheFilteredTimeIndexPageByPage) {
+  HandLedger h;
+  const std::vector<std::pair<std::string, std::string>> cron_jobs = {
+      {"a", "a"}, {"a", "ab"}, {"a", "a-b"}, {"a", "gone"}, {"ab", "a"}, {"a-b", "b"}, {"b", "a"}};
+  h.AddCronJob("a", "gone", "0 * * * *", At(0));
+  // 120 passes; every CronJob decides at some of them, several CronJobs share an instant and some
+  // passes record two decisions of one CronJob at the same instant.
+  for (int pass = 0; pass < 120; ++pass) {
+    for (size_t c = 0; c < cron_jobs.size(); ++c) {
+      if ((pass + static_cast<int>(c)) % 3 == 0) continue;
+      const auto& [ns, name] = cron_jobs[c];
+      const Time t = At(1, pass / 2, 0, pass % 2 == 0 ? 0 : 500);
+      const auto action = pass % 5 == 0 ? DecisionAction::kSkipped : DecisionAction::kCreateJob;
+      h.Decide(ns, name, t, action, t, action == DecisionAction::kSkipped ? "TooLate" : "");
+      if (pass % 7 == 0) h.Decide(ns, name, t, DecisionAction::kUpdateStatus, std::nullopt);
+    }
+  }
+  h.DeleteCronJob("a", "gone");
+  ASSERT_TRUE(h.ledger().GetCronJob("a", "gone").status().IsNotFound());
+  auto names = h.ledger().DecisionCronJobNames("a");
+  ASSERT_TRUE(names.ok());
+  EXPECT_EQ(*names, (std::vector<std::string>{"a", "a-b", "ab", "gone"}));
+
+  // The reference: the time index over the window, the namespace kept in memory.
+  auto reference = [&](const DecisionQuery& q) {
+    DecisionQuery all = q;
+    all.namespace_.clear();
+    all.limit = 0;
+    all.continue_token.clear();
+    auto page = QueryDecisions(h.ledger(), all);
+    EXPECT_TRUE(page.ok());
+    EXPECT_EQ(page->index, "time");
+    std::vector<model::Decision> out;
+    for (const auto& d : page->items) {
+      if (d.cron_job.namespace_ == q.namespace_) out.push_back(d);
+    }
+    return out;
+  };
+  struct Window {
+    std::optional<Time> since, until;
+  };
+  const std::vector<Window> windows = {
+      {}, {At(1, 10), std::nullopt}, {std::nullopt, At(1, 20, 0, 500)}, {At(1, 5), At(1, 6)}};
+  for (const char* ns : {"a", "ab", "a-b", "b", "none"}) {
+    for (const Window& w : windows) {
+      for (size_t limit : {size_t{0}, size_t{1}, size_t{7}, size_t{50}}) {
+        DecisionQuery q;
+        q.namespace_ = ns;
+        q.since = w.since;
+        q.until = w.until;
+        q.limit = limit;
+        const std::vector<model::Decision> want = reference(q);
+        const std::string what = std::string(ns) + " window " +
+                                 std::to_string(&w - windows.data()) + " limit " +
+                                 std::to_string(limit);
+        std::vector<uint64_t> got;
+        for (int pages = 0; pages < 2000; ++pages) {
+          auto page = QueryDecisions(h.ledger(), q);
+          ASSERT_TRUE(page.ok()) << what << ": " << page.status().ToString();
+          EXPECT_EQ(page->index, "namespace");
+          const size_t before = got.size();
+          for (uint64_t s : Seqs(page->items)) got.push_back(s);
+          // Full pages while more follow; the token names the page's last item.
+          if (page->continue_token.empty()) {
+            EXPECT_EQ(got.size(), want.size()) << what;
+            break;
+          }
+          ASSERT_EQ(page->items.size(), limit) << what;
+          ASSERT_LT(got.size(), want.size()) << what;
+          EXPECT_EQ(page->continue_token,
+                    EncodeContinueToken(want[got.size() - 1].time, want[got.size() - 1].seq))
+              << what << " page at " << before;
+          q.continue_token = page->continue_token;
+        }
+        EXPECT_EQ(got, Seqs(want)) << what;
+      }
+      // Counts: the same records as the reference, by (action, reason).
+      DecisionQuery q;
+      q.namespace_ = ns;
+      q.since = w.since;
+      q.until = w.until;
+      std::map<std::pair<std::string, std::string>, uint64_t> want_counts;
+      for (const auto& d : reference(q)) {
+        ++want_counts[{std::string(model::DecisionActionName(d.action)), d.reason}];
+      }
+      auto counts = CountDecisions(h.ledger(), q);
+      ASSERT_TRUE(counts.ok());
+      std::map<std::pair<std::string, std::string>, uint64_t> got_counts;
+      for (const auto& c : *counts) got_counts[{c.action, c.reason}] = c.count;
+      EXPECT_EQ(got_counts, want_counts) << ns;
+    }
+  }
+  // The namespace with prefix-sharing neighbours holds the deleted CronJob's records too.
+  DecisionQuery gone;
+  gone.namespace_ = "a";
+  size_t gone_records = 0;
+  auto all_a = QueryDecisions(h.ledger(), gone);
+  ASSERT_TRUE(all_a.ok());
+  for (const auto& d : all_a->items) gone_records += d.cron_job.name == "gone";
+  EXPECT_GT(gone_records, 0u);
 }
 
 TEST(QueryChunks, OneInstantWithMoreDecisionsThanAChunkIsReadWhole) {

@@ -63,6 +63,23 @@ class HandLedger {
     Commit({ev}, {});
   }
 
+  // The CronJob's DELETED watch event: the view drops it, its decisions stay.
+  void DeleteCronJob(const std::string& ns, const std::string& name) {
+    model::WatchEvent ev;
+    ev.type = model::WatchEventType::kDeleted;
+    ev.kind = model::ObjectKind::kCronJob;
+    ev.api_version = "batch/v1";
+    ev.namespace_ = ns;
+    ev.name = name;
+    ev.uid = "uid-" + name;
+    ev.resource_version = std::to_string(++rv_);
+    ev.raw = R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":")" + name +
+             R"(","namespace":")" + ns + R"(","uid":"uid-)" + name + R"(","resourceVersion":")" +
+             ev.resource_version +
+             R"("},"spec":{"schedule":"0 * * * *","jobTemplate":{"spec":{}}}})";
+    Commit({ev}, {});
+  }
+
   // A Job watch event; `condition` "" (running), "Complete" or "Failed".
   void AddJob(const std::string& ns, const std::string& owner, const std::string& job,
               const std::string& condition) {
@@ -150,8 +167,9 @@ class CountingLedger : public store::Ledger {
   uint64_t by_action_reason = 0;  // ... by DecisionsByActionReason (incl. the time index)
   uint64_t log_scanned = 0;       // records visited by ScanDecisions
   uint64_t index_calls = 0;
+  uint64_t name_calls = 0;  // DecisionCronJobNames calls (a skip scan of the CronJob index)
   uint64_t Read() const { return by_cronjob + by_action_reason + log_scanned; }
-  void Reset() { by_cronjob = by_action_reason = log_scanned = index_calls = 0; }
+  void Reset() { by_cronjob = by_action_reason = log_scanned = index_calls = name_calls = 0; }
 
   Result<store::CommitResult> Commit(store::UnitOfWork unit) override {
     return inner_.Commit(std::move(unit));
@@ -206,6 +224,10 @@ class CountingLedger : public store::Ledger {
     ++index_calls;
     if (r.ok()) by_action_reason += r->size();
     return r;
+  }
+  Result<std::vector<std::string>> DecisionCronJobNames(std::string_view ns) override {
+    ++name_calls;
+    return inner_.DecisionCronJobNames(ns);
   }
   Result<std::vector<store::QuarantineEntry>> ListQuarantine(uint64_t from_id,
                                                              size_t limit) override {

@@ -221,6 +221,11 @@ class Ledger {
   virtual Result<std::vector<model::Decision>> DecisionsByActionReason(
       std::optional<model::DecisionAction> action, std::string_view reason, Time from, Time to,
       size_t limit) = 0;
+  // The names of the CronJobs of `ns` that have decisions, in name (byte) order: every name in the
+  // CronJob index (`c` ns name ...), also CronJobs the view no longer holds (deleted). The
+  // RocksDB ledger skip-scans that index, one seek per name, in one consistent read. The default
+  // scans the whole decision log (correct, slow): a class that wraps a Ledger should forward it.
+  virtual Result<std::vector<std::string>> DecisionCronJobNames(std::string_view ns);
   // Quarantined entries with id >= from_id, at most `limit` (0 = no limit).
   virtual Result<std::vector<QuarantineEntry>> ListQuarantine(uint64_t from_id, size_t limit) = 0;
 

@@ -2,6 +2,7 @@
 #include <rocksdb/iterator.h>
 
 #include <memory>
+#include <set>
 
 #include "model/json.h"
 #include "store/keys.h"
@@ -275,6 +276,46 @@ Result<std::vector<model::Decision>> RocksDbLedger::DecisionsByActionReason(
   if (!reason.empty()) return IndexScan(keys::ByReasonPrefix(reason), from, to, limit, action);
   if (action) return IndexScan(keys::ByActionPrefix(*action), from, to, limit, std::nullopt);
   return IndexScan(keys::ByTimePrefix(), from, to, limit, std::nullopt);
+}
+
+Result<std::vector<std::string>> Ledger::DecisionCronJobNames(std::string_view ns) {
+  std::set<std::string> names;
+  const Status s = ScanDecisions(0, [&](const model::Decision& d) {
+    if (d.cron_job.namespace_ == ns) names.insert(d.cron_job.name);
+    return true;
+  });
+  if (!s.ok()) return s;
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
+Result<std::vector<std::string>> RocksDbLedger::DecisionCronJobNames(std::string_view ns) {
+  // "c" ns "\0": the CronJob index keys of the namespace ("c" ns "\0" name "\0" time seq).
+  std::string prefix = keys::ByCronJobPrefix(ns, "");
+  prefix.pop_back();
+  std::string end = prefix;
+  end.back() = '\1';
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
+  rocksdb::ReadOptions ro;
+  ro.snapshot = scope.snapshot();
+  const rocksdb::Slice upper(end);
+  ro.iterate_upper_bound = &upper;
+  std::vector<std::string> names;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kAuditCf]));
+  std::string target = prefix;
+  for (it->Seek(target); it->Valid(); it->Seek(target)) {
+    const std::string_view key = ToView(it->key());
+    const size_t name_end = key.find('\0', prefix.size());
+    if (!key.starts_with(prefix) || name_end == std::string_view::npos) {
+      return Status::Corruption("audit key: CronJob index key without a name");
+    }
+    names.emplace_back(key.substr(prefix.size(), name_end - prefix.size()));
+    // Just past every key of this name: "\1" sorts after the "\0" that ends it and before any
+    // longer name that shares it as a prefix ("a" < "a\1" < "a-b", "ab").
+    target.assign(prefix).append(names.back()).push_back('\1');
+  }
+  CL_RETURN_IF_ERROR(FromRocks(it->status(), "audit CronJob names scan"));
+  return names;
 }
 
 Result<std::vector<QuarantineEntry>> RocksDbLedger::ListQuarantine(uint64_t from_id, size_t limit) {

@@ -113,6 +113,33 @@ TEST(ReadOnlyLedgerTest, RefreshIntervalAndExplicitRefresh) {
   EXPECT_TRUE(writer->Refresh().ok());  // a writer is always current
 }
 
+TEST(ReadOnlyLedgerTest, DecisionCronJobNamesFollowTheWriter) {
+  TempDir dir;
+  auto writer = OpenWriter(dir.path());
+  auto decide = [&](const std::string& name) {
+    UnitOfWork u;
+    model::Decision d;
+    d.time = Time::FromUnix(100);
+    d.cron_job = {"ns", name, name + "-uid"};
+    d.action = model::DecisionAction::kRequeue;
+    u.decisions.push_back(d);
+    ASSERT_TRUE(writer->Commit(std::move(u)).ok());
+  };
+  decide("b");
+  auto ro = OpenReadOnly(dir.path());
+  ASSERT_TRUE(ro.ok()) << ro.status().ToString();
+  auto names = (*ro)->DecisionCronJobNames("ns");
+  ASSERT_TRUE(names.ok()) << names.status().ToString();
+  EXPECT_EQ(*names, std::vector<std::string>{"b"});
+  // Names committed after the open are seen by the next call (it catches up first).
+  decide("a");
+  decide("c");
+  names = (*ro)->DecisionCronJobNames("ns");
+  ASSERT_TRUE(names.ok()) << names.status().ToString();
+  EXPECT_EQ(*names, (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_TRUE((*ro)->DecisionCronJobNames("other")->empty());
+}
+
 TEST(ReadOnlyLedgerTest, EveryWritePathIsRefused) {
   TempDir dir;
   {

@@ -63,6 +63,7 @@ class RocksDbLedger final : public Ledger {
   Result<std::vector<model::Decision>> DecisionsByActionReason(
       std::optional<model::DecisionAction> action, std::string_view reason, Time from, Time to,
       size_t limit) override;
+  Result<std::vector<std::string>> DecisionCronJobNames(std::string_view ns) override;
   Result<std::vector<QuarantineEntry>> ListQuarantine(uint64_t from_id, size_t limit) override;
 
   Result<LedgerMeta> Meta() override;
