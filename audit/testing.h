@@ -12,6 +12,7 @@
 #include "model/json.h"
 #include "store/ledger.h"
 #include "store/test_util.h"
+#include "store/testing/forwarding_ledger.h"
 
 namespace cronledger::audit::testing {
 
@@ -159,9 +160,9 @@ class HandLedger {
 // A Ledger that forwards to another and counts the decision records each read path returns, so a
 // test can show that a query is served from an index (records read ~ records matched) and never
 // scans the decision log.
-class CountingLedger : public store::Ledger {
+class CountingLedger : public store::testing::ForwardingLedger {
  public:
-  explicit CountingLedger(store::Ledger& inner) : inner_(inner) {}
+  explicit CountingLedger(store::Ledger& inner) : ForwardingLedger(inner) {}
 
   uint64_t by_cronjob = 0;        // records returned by DecisionsByCronJob
   uint64_t by_action_reason = 0;  // ... by DecisionsByActionReason (incl. the time index)
@@ -171,40 +172,9 @@ class CountingLedger : public store::Ledger {
   uint64_t Read() const { return by_cronjob + by_action_reason + log_scanned; }
   void Reset() { by_cronjob = by_action_reason = log_scanned = index_calls = name_calls = 0; }
 
-  Result<store::CommitResult> Commit(store::UnitOfWork unit) override {
-    return inner_.Commit(std::move(unit));
-  }
-  Result<model::CronJob> GetCronJob(std::string_view ns, std::string_view name) override {
-    return inner_.GetCronJob(ns, name);
-  }
-  Result<store::ViewObject> GetObject(model::ObjectKind kind, std::string_view ns,
-                                      std::string_view name) override {
-    return inner_.GetObject(kind, ns, name);
-  }
-  Result<std::vector<model::Job>> ListJobsByOwner(std::string_view ns,
-                                                  std::string_view owner) override {
-    return inner_.ListJobsByOwner(ns, owner);
-  }
-  Result<std::vector<store::ObjectEntry>> ListCronJobEntries() override {
-    return inner_.ListCronJobEntries();
-  }
-  Result<std::vector<model::CronJob>> ListCronJobs() override { return inner_.ListCronJobs(); }
-  Result<store::CronJobView> ReadCronJobView(std::string_view ns, std::string_view name) override {
-    return inner_.ReadCronJobView(ns, name);
-  }
-  Result<std::string> GetResourceVersion(std::string_view resource) override {
-    return inner_.GetResourceVersion(resource);
-  }
-  Result<std::string> GetControllerState(std::string_view key) override {
-    return inner_.GetControllerState(key);
-  }
-  Status ScanInputs(uint64_t from_seq, bool with_raw,
-                    const std::function<bool(const store::LogRecord&)>& fn) override {
-    return inner_.ScanInputs(from_seq, with_raw, fn);
-  }
   Status ScanDecisions(uint64_t from_seq,
                        const std::function<bool(const model::Decision&)>& fn) override {
-    return inner_.ScanDecisions(from_seq, [&](const model::Decision& d) {
+    return base().ScanDecisions(from_seq, [&](const model::Decision& d) {
       ++log_scanned;
       return fn(d);
     });
@@ -212,7 +182,7 @@ class CountingLedger : public store::Ledger {
   Result<std::vector<model::Decision>> DecisionsByCronJob(std::string_view ns,
                                                           std::string_view name, Time from, Time to,
                                                           size_t limit) override {
-    auto r = inner_.DecisionsByCronJob(ns, name, from, to, limit);
+    auto r = base().DecisionsByCronJob(ns, name, from, to, limit);
     ++index_calls;
     if (r.ok()) by_cronjob += r->size();
     return r;
@@ -220,34 +190,15 @@ class CountingLedger : public store::Ledger {
   Result<std::vector<model::Decision>> DecisionsByActionReason(
       std::optional<model::DecisionAction> action, std::string_view reason, Time from, Time to,
       size_t limit) override {
-    auto r = inner_.DecisionsByActionReason(action, reason, from, to, limit);
+    auto r = base().DecisionsByActionReason(action, reason, from, to, limit);
     ++index_calls;
     if (r.ok()) by_action_reason += r->size();
     return r;
   }
   Result<std::vector<std::string>> DecisionCronJobNames(std::string_view ns) override {
     ++name_calls;
-    return inner_.DecisionCronJobNames(ns);
+    return base().DecisionCronJobNames(ns);
   }
-  Result<std::vector<store::QuarantineEntry>> ListQuarantine(uint64_t from_id,
-                                                             size_t limit) override {
-    return inner_.ListQuarantine(from_id, limit);
-  }
-  Result<store::LedgerMeta> Meta() override { return inner_.Meta(); }
-  Result<std::string> GetSourcePosition(std::string_view source) override {
-    return inner_.GetSourcePosition(source);
-  }
-  store::CommitStats Stats() const override { return inner_.Stats(); }
-  Status Refresh() override { return inner_.Refresh(); }
-  Result<store::RebuildReport> Rebuild(bool repair) override { return inner_.Rebuild(repair); }
-  Status Backup(const std::string& dir) override { return inner_.Backup(dir); }
-  Result<store::RetentionReport> ApplyRetention(const store::RetentionOptions& options,
-                                                Time now) override {
-    return inner_.ApplyRetention(options, now);
-  }
-
- private:
-  store::Ledger& inner_;
 };
 
 }  // namespace cronledger::audit::testing

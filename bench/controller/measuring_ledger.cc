@@ -6,7 +6,7 @@
 namespace cronledger::bench {
 
 MeasuringLedger::MeasuringLedger(std::unique_ptr<store::Ledger> inner, const WallClock& wall)
-    : inner_(std::move(inner)), wall_(wall) {}
+    : ForwardingLedger(*inner), inner_(std::move(inner)), wall_(wall) {}
 
 void MeasuringLedger::SetWindow(Time from, Time until) {
   from_nanos_.store(from.UnixNanosSaturated());
