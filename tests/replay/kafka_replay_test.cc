@@ -4,9 +4,7 @@
 // inputs, the same digests as the store replay; repeats change nothing; holes are gaps.
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <cstdio>
 #include <set>
 #include <string>
@@ -18,6 +16,7 @@
 #include "replay/engine.h"
 #include "tests/kafka/kafka_testing.h"
 #include "tests/replay/sim_world.h"
+#include "tests/testing/cli.h"
 
 namespace cronledger::replay {
 namespace {
@@ -262,22 +261,8 @@ TEST_F(KafkaReplay, SeveralLedgersNeedASource) {
   ExpectSameAsStore(*h);
 }
 
-struct CliResult {
-  int exit_code;
-  std::string out;
-};
-
-CliResult Cli(const std::string& args) {
-  const std::string cmd = std::string(CRONLEDGER_BIN) + " " + args + " 2>/dev/null";
-  std::FILE* p = popen(cmd.c_str(), "r");
-  CL_CHECK(p != nullptr);
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using cli_test::Cli;
+using cli_test::CliResult;
 
 TEST_F(KafkaReplay, CliVerifiesFromKafkaAndFailsOnAGap) {
   CreateTopics("cli");
