@@ -1,10 +1,10 @@
 // `cronledger replay|why|state|export` end to end, on a data directory recorded by the real
 // controller loop (sim_world.h).
 
-#include <gtest/gtest.h>
-#include <sys/wait.h>
+#include "tests/testing/cli.h"
 
-#include <array>
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -19,21 +19,8 @@ namespace {
 
 using testing::At;
 
-struct CliResult {
-  int exit_code;
-  std::string out;
-};
-
-CliResult Cli(const std::string& args) {
-  const std::string cmd = std::string(CRONLEDGER_BIN) + " " + args + " 2>/dev/null";
-  std::FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using cli_test::Cli;
+using cli_test::CliResult;
 
 model::Json Json(const CliResult& r) {
   auto j = model::ParseJson(r.out);
