@@ -3,7 +3,6 @@
 // where objects in "expect" must match key by key, arrays element by element (same length), and
 // a string "~text" matches any output string containing text.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -13,6 +12,7 @@
 #include <sstream>
 
 #include "model/json.h"
+#include "tests/testing/cli.h"
 
 namespace cronledger {
 namespace {
@@ -26,26 +26,15 @@ std::string ReadFile(const std::filesystem::path& p) {
   return ss.str();
 }
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-};
+using cli_test::CliResult;
 
-CliRun RunDecide(const std::string& input) {
+CliResult RunDecide(const std::string& input) {
   char path[] = "/tmp/cronledger-decide-XXXXXX";
   const int fd = mkstemp(path);
   EXPECT_GE(fd, 0);
   EXPECT_EQ(write(fd, input.data(), input.size()), static_cast<ssize_t>(input.size()));
   close(fd);
-  const std::string cmd = std::string(CRONLEDGER_BIN) + " decide --output json --input " + path;
-  CliRun run;
-  FILE* p = popen(cmd.c_str(), "r");
-  EXPECT_NE(p, nullptr);
-  char buf[4096];
-  size_t n = 0;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) run.out.append(buf, n);
-  const int status = pclose(p);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  CliResult run = cli_test::Cli(std::string("decide --output json --input ") + path);
   unlink(path);
   return run;
 }
@@ -88,7 +77,7 @@ TEST(DecideCli, Cases) {
     const Json& c = *parsed;
     const std::string input =
         c["input"].is_string() ? c["input"].get<std::string>() : model::DumpJson(c["input"]);
-    const CliRun run = RunDecide(input);
+    const CliResult run = RunDecide(input);
     EXPECT_EQ(run.exit_code, c.value("exitCode", 0)) << run.out;
     auto out = model::ParseJson(run.out);
     ASSERT_TRUE(out.ok()) << run.out;

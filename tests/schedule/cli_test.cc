@@ -1,6 +1,7 @@
 // `cronledger schedule` end to end: runs the built binary (DESIGN.md §4 contract).
+#include "tests/testing/cli.h"
+
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,47 +15,17 @@
 
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-};
-
-std::string ShellQuote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      q += "'\\''";
-    } else {
-      q.push_back(c);
-    }
-  }
-  return q + "'";
-}
+using cronledger::cli_test::CliResult;
 
 // Runs `cronledger schedule ARGS` with `stdin_text` on standard input; stderr is discarded.
-CliRun Schedule(const std::string& args, const std::string& stdin_text = "") {
-  char path[] = "/tmp/cronledger-schedule-cli-XXXXXX";
-  const int fd = mkstemp(path);
-  EXPECT_GE(fd, 0);
-  EXPECT_EQ(write(fd, stdin_text.data(), stdin_text.size()),
-            static_cast<ssize_t>(stdin_text.size()));
-  close(fd);
-  const std::string cmd =
-      ShellQuote(CRONLEDGER_BINARY) + " schedule " + args + " < " + path + " 2>/dev/null";
-  CliRun run;
-  std::FILE* p = popen(cmd.c_str(), "r");
-  EXPECT_NE(p, nullptr);
-  char buf[4096];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) run.out.append(buf, n);
-  const int status = pclose(p);
-  unlink(path);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
+CliResult Schedule(const std::string& args, const std::string& stdin_text = "") {
+  cronledger::cli_test::CliOptions options;
+  options.stdin_text = stdin_text;
+  return cronledger::cli_test::RunShell(CRONLEDGER_BINARY, "schedule " + args, options);
 }
 
 TEST(ScheduleCliTest, JsonNextTimes) {
-  const CliRun r = Schedule(
+  const CliResult r = Schedule(
       "--schedule '30 2 * * *' --time-zone America/New_York --from 2021-03-13T12:00:00Z -n 3 "
       "--output json");
   EXPECT_EQ(r.exit_code, 0);
@@ -64,7 +35,7 @@ TEST(ScheduleCliTest, JsonNextTimes) {
 }
 
 TEST(ScheduleCliTest, ShortOutputFlagAndDefaultCount) {
-  const CliRun r = Schedule("--schedule '@hourly' --from 2021-01-01T00:00:00Z -o json");
+  const CliResult r = Schedule("--schedule '@hourly' --from 2021-01-01T00:00:00Z -o json");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out,
             "{\"next\":[\"2021-01-01T01:00:00Z\",\"2021-01-01T02:00:00Z\","
@@ -73,7 +44,7 @@ TEST(ScheduleCliTest, ShortOutputFlagAndDefaultCount) {
 
 TEST(ScheduleCliTest, TzInScheduleIgnoresTimeZone) {
   // spec §6.5: the schedule's own TZ= wins; timeZone is ignored.
-  const CliRun r = Schedule(
+  const CliResult r = Schedule(
       "--schedule 'TZ=UTC 0 * * * ?' --time-zone America/New_York --from 2016-05-19T09:30:00Z "
       "-n 1 -o json");
   EXPECT_EQ(r.exit_code, 0);
@@ -81,40 +52,40 @@ TEST(ScheduleCliTest, TzInScheduleIgnoresTimeZone) {
 }
 
 TEST(ScheduleCliTest, GivingUpEndsTheList) {
-  const CliRun r = Schedule("--schedule '0 0 29 2 *' --from 2021-01-01T00:00:00Z -n 3 -o json");
+  const CliResult r = Schedule("--schedule '0 0 29 2 *' --from 2021-01-01T00:00:00Z -n 3 -o json");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out,
             "{\"next\":[\"2024-02-29T00:00:00Z\",\"2028-02-29T00:00:00Z\","
             "\"2032-02-29T00:00:00Z\"]}\n");
-  const CliRun never = Schedule("--schedule '59 23 31 2 *' --from 2021-01-01T00:00:00Z -o json");
+  const CliResult never = Schedule("--schedule '59 23 31 2 *' --from 2021-01-01T00:00:00Z -o json");
   EXPECT_EQ(never.exit_code, 0);
   EXPECT_EQ(never.out, "{\"next\":[]}\n");
 }
 
 TEST(ScheduleCliTest, InvalidScheduleAndZoneExitTwo) {
-  const CliRun bad = Schedule("--schedule '61 * * * *' --from 2021-01-01T00:00:00Z -o json");
+  const CliResult bad = Schedule("--schedule '61 * * * *' --from 2021-01-01T00:00:00Z -o json");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.out, "{\"error\":\"end of range (61) above maximum (59): 61\"}\n");
-  const CliRun zone = Schedule(
+  const CliResult zone = Schedule(
       "--schedule '0 * * * *' --time-zone Mars/Olympus --from 2021-01-01T00:00:00Z "
       "--output json");
   EXPECT_EQ(zone.exit_code, 2);
   EXPECT_EQ(zone.out,
             "{\"error\":\"provided bad location Mars/Olympus: unknown time zone "
             "Mars/Olympus\"}\n");
-  const CliRun panic = Schedule("--schedule 'TZ=UTC' --from 2021-01-01T00:00:00Z --output json");
+  const CliResult panic = Schedule("--schedule 'TZ=UTC' --from 2021-01-01T00:00:00Z --output json");
   EXPECT_EQ(panic.exit_code, 2);
   EXPECT_NE(panic.out.find("invalid schedule format"), std::string::npos);
-  const CliRun count = Schedule("--schedule '@daily' --from 2021-01-01T00:00:00Z -n -1 -o json");
+  const CliResult count = Schedule("--schedule '@daily' --from 2021-01-01T00:00:00Z -n -1 -o json");
   EXPECT_EQ(count.exit_code, 2);
   EXPECT_NE(count.out.find("\"error\""), std::string::npos);
-  const CliRun huge =
+  const CliResult huge =
       Schedule("--schedule '@daily' --from 2021-01-01T00:00:00Z -n 99999999 -o json");
   EXPECT_EQ(huge.exit_code, 2);
 }
 
 TEST(ScheduleCliTest, HumanTableShowsBothZones) {
-  const CliRun r =
+  const CliResult r =
       Schedule("--schedule '0 9 * * *' --time-zone Europe/Rome --from 2016-05-19T00:00:00Z -n 1");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("2016-05-19T07:00:00Z"), std::string::npos) << r.out;
@@ -149,7 +120,7 @@ TEST(ScheduleCliTest, StdinAnswersEveryLineInOrder) {
       want += std::string("{\"next\":[\"") + first + "\",\"" + second + "\"]}\n";
     }
   }
-  const CliRun r = Schedule("--stdin", input);
+  const CliResult r = Schedule("--stdin", input);
   EXPECT_EQ(r.exit_code, 0);
   // Compare line by line; malformed-JSON lines only need to be errors.
   size_t a = 0;
