@@ -1,16 +1,14 @@
 // End-to-end: `cronledger simulate` over deploy/samples in virtual time, asserting what the
 // controller must have done with every fire time of the window, and that a run is reproducible.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <string>
 
 #include "model/json.h"
+#include "tests/testing/cli.h"
 
 namespace cronledger {
 namespace {
@@ -18,11 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 using model::Json;
 
-struct RunResult {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
+using RunResult = cli_test::CliResult;
 
 class TempDir {
  public:
@@ -41,31 +35,15 @@ class TempDir {
   fs::path path_;
 };
 
-std::string ReadAll(std::FILE* f) {
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) out.append(buf.data(), n);
-  return out;
-}
-
-RunResult RunCli(const std::string& args, const TempDir& tmp) {
-  const std::string err_file = tmp.path("stderr.txt");
-  const std::string cmd = std::string(CRONLEDGER_BIN) + " " + args + " 2>" + err_file;
-  std::FILE* p = popen(cmd.c_str(), "r");
-  const std::string out = ReadAll(p);
-  const int status = pclose(p);
-  std::string err;
-  if (std::FILE* f = std::fopen(err_file.c_str(), "r")) {
-    err = ReadAll(f);
-    std::fclose(f);
-  }
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, err};
+// `cronledger ARGS` with stdout and stderr captured separately.
+RunResult RunCli(const std::string& args) {
+  cli_test::CliOptions options;
+  options.stderr_mode = cli_test::Stderr::kCapture;
+  return cli_test::RunShell(CRONLEDGER_BIN, args, options);
 }
 
 std::string Samples(const std::string& file = "") {
-  return std::string(std::getenv("CRONLEDGER_SOURCE_DIR")) + "/deploy/samples" +
-         (file.empty() ? "" : "/" + file);
+  return cli_test::SourceDir() + "/deploy/samples" + (file.empty() ? "" : "/" + file);
 }
 
 std::map<std::string, Json> ByCronJob(const Json& summary) {
@@ -75,7 +53,7 @@ std::map<std::string, Json> ByCronJob(const Json& summary) {
 }
 
 Json Simulate(const std::string& args, const TempDir& tmp, const std::string& dir) {
-  const RunResult r = RunCli("simulate " + args + " --data-dir " + tmp.path(dir) + " -o json", tmp);
+  const RunResult r = RunCli("simulate " + args + " --data-dir " + tmp.path(dir) + " -o json");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   auto j = model::ParseJson(r.out);
   EXPECT_TRUE(j.ok()) << r.out << r.err;
@@ -182,25 +160,24 @@ TEST(SimulateCli, TableOutputAndExistingLedgers) {
   const std::string dir = tmp.path("ledger");
   const std::string args =
       "simulate " + Samples("reports.json") + " --duration 2h --data-dir " + dir;
-  RunResult r = RunCli(args, tmp);
+  RunResult r = RunCli(args);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("analytics/hourly-report"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("TOTAL (2 CronJobs)"), std::string::npos) << r.out;
 
   // The ledger of a previous run is not silently reused...
-  r = RunCli(args, tmp);
+  r = RunCli(args);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("is not empty"), std::string::npos) << r.err;
   // ...but --force replaces it.
-  r = RunCli(args + " --force", tmp);
+  r = RunCli(args + " --force");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   // --force never deletes a directory that is not a ledger.
   fs::create_directories(tmp.path("notes"));
   std::FILE* f = std::fopen(tmp.path("notes/todo.txt").c_str(), "w");
   ASSERT_NE(f, nullptr);
   std::fclose(f);
-  r = RunCli("simulate " + Samples() + " --duration 1h --force --data-dir " + tmp.path("notes"),
-             tmp);
+  r = RunCli("simulate " + Samples() + " --duration 1h --force --data-dir " + tmp.path("notes"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(fs::exists(tmp.path("notes/todo.txt")));
 }
@@ -223,7 +200,7 @@ TEST(SimulateCli, BadInputExitsTwo) {
            "simulate " + Samples() + " --duration 1h -o xml" + dir,
            "simulate " + Samples() + " --duration 1h --bogus" + dir,
        }) {
-    const RunResult r = RunCli(args, tmp);
+    const RunResult r = RunCli(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
     EXPECT_NE(r.err.find("cronledger simulate: "), std::string::npos) << args << "\n" << r.err;
   }
