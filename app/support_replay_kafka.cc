@@ -1,9 +1,6 @@
 #include "app/support_replay_kafka.h"
 
-#include <librdkafka/rdkafka.h>
-
 #include <algorithm>
-#include <cstdio>
 #include <functional>
 #include <map>
 #include <optional>
@@ -11,6 +8,7 @@
 #include <string_view>
 #include <variant>
 
+#include "emit/kafka_topic_reader.h"
 #include "emit/ledger_record.h"
 #include "model/decision.h"
 #include "model/json.h"
@@ -28,171 +26,31 @@ struct StreamMessage {
   std::string source;                      // cronledger-source ("" when absent)
 };
 
-struct ClientContext {
-  emit::KafkaLogFn log;
-};
-
-void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
-  const auto* ctx = static_cast<const ClientContext*>(rd_kafka_opaque(rk));
-  if (ctx != nullptr && ctx->log) {
-    ctx->log(level, fac, buf);
-  } else if (level <= 4) {
-    std::fprintf(stderr, "rdkafka %s: %s\n", fac, buf);
-  }
-}
-
-struct ClientDeleter {
-  void operator()(rd_kafka_t* rk) const {
-    rd_kafka_consumer_close(rk);
-    rd_kafka_destroy(rk);
-  }
-};
-
-struct PartitionListDeleter {
-  void operator()(rd_kafka_topic_partition_list_t* l) const {
-    rd_kafka_topic_partition_list_destroy(l);
-  }
-};
-
-int RemainingMs(std::chrono::steady_clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - std::chrono::steady_clock::now());
-  return static_cast<int>(std::max<int64_t>(left.count(), 0));
-}
-
-// A consumer that is only ever assigned partitions: it never joins its group and commits nothing.
-Result<std::unique_ptr<rd_kafka_t, ClientDeleter>> NewConsumer(const KafkaHistoryOptions& options,
-                                                               ClientContext* ctx) {
+// Every partition of `topic` from its low watermark to the high watermark captured now, each in
+// offset order (partitions interleaved), with the stream headers picked out.
+Status ReadBounded(const KafkaHistoryOptions& options, const std::string& topic,
+                   const std::function<Status(const StreamMessage&)>& fn) {
   for (const auto& [key, value] : options.properties) {
     (void)value;
     if (key == "group.id" || key == "enable.auto.commit" || key == "enable.auto.offset.store") {
       return Status::InvalidArgument("kafka property " + key + " cannot be set for replay");
     }
   }
-  emit::KafkaProperties props = options.properties;
-  props.emplace_back("bootstrap.servers", options.brokers);
-  props.emplace_back("group.id", "cronledger-replay");
-  props.emplace_back("enable.auto.commit", "false");
-  props.emplace_back("enable.auto.offset.store", "false");
-  props.emplace_back("enable.partition.eof", "false");
-  // Records deleted by retention while the read runs: continue from the new beginning; the seq
-  // check reports what went missing.
-  props.emplace_back("auto.offset.reset", "earliest");
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  char errstr[512];
-  for (const auto& [key, value] : props) {
-    if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), errstr, sizeof(errstr)) !=
-        RD_KAFKA_CONF_OK) {
-      rd_kafka_conf_destroy(conf);
-      // errstr may quote the value (a password, say); only the key is reported.
-      return Status::InvalidArgument("invalid kafka property " + key);
-    }
-  }
-  rd_kafka_conf_set_opaque(conf, ctx);
-  rd_kafka_conf_set_log_cb(conf, &OnLog);
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-  if (rk == nullptr) {
-    // rd_kafka_new() leaves conf to the caller on failure; errstr names the failing check.
-    rd_kafka_conf_destroy(conf);
-    return Status::InvalidArgument(std::string("kafka client: ") + errstr);
-  }
-  rd_kafka_poll_set_consumer(rk);
-  return std::unique_ptr<rd_kafka_t, ClientDeleter>(rk);
-}
-
-// The topic's partition count, 0 when it does not exist.
-Result<int> PartitionCount(rd_kafka_t* rk, const std::string& topic, int timeout_ms) {
-  rd_kafka_topic_t* t = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
-  const rd_kafka_metadata_t* md = nullptr;
-  const rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, t, &md, timeout_ms);
-  rd_kafka_topic_destroy(t);
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return Status::Unavailable(std::string("kafka metadata: ") + rd_kafka_err2str(err));
-  }
-  int count = 0;
-  Status status;
-  for (int i = 0; i < md->topic_cnt; ++i) {
-    const rd_kafka_metadata_topic_t& mt = md->topics[i];
-    if (topic != mt.topic) continue;
-    if (mt.err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) break;
-    if (mt.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      status = Status::Unavailable("kafka metadata of " + topic + ": " + rd_kafka_err2str(mt.err));
-    }
-    count = mt.partition_cnt;
-  }
-  rd_kafka_metadata_destroy(md);
-  CL_RETURN_IF_ERROR(status);
-  return count;
-}
-
-std::optional<std::string_view> Header(rd_kafka_headers_t* headers, const char* name) {
-  if (headers == nullptr) return std::nullopt;
-  const void* v = nullptr;
-  size_t size = 0;
-  if (rd_kafka_header_get_last(headers, name, &v, &size) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return std::nullopt;
-  }
-  return v == nullptr ? std::string_view() : std::string_view(static_cast<const char*>(v), size);
-}
-
-// Every partition of `topic` from its low watermark to the high watermark captured now, each in
-// offset order (partitions interleaved).
-Status ReadBounded(const KafkaHistoryOptions& options, const std::string& topic,
-                   const std::function<Status(const StreamMessage&)>& fn) {
-  const auto deadline = std::chrono::steady_clock::now() + options.timeout;
-  ClientContext ctx{options.log};
-  CL_ASSIGN_OR_RETURN(auto rk, NewConsumer(options, &ctx));
-  CL_ASSIGN_OR_RETURN(const int partitions, PartitionCount(rk.get(), topic, RemainingMs(deadline)));
-  std::map<int32_t, int64_t> end;  // partition -> high watermark at the start, non-empty only
-  std::unique_ptr<rd_kafka_topic_partition_list_t, PartitionListDeleter> list(
-      rd_kafka_topic_partition_list_new(std::max(partitions, 1)));
-  for (int32_t p = 0; p < partitions; ++p) {
-    int64_t low = 0, high = 0;
-    const rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-        rk.get(), topic.c_str(), p, &low, &high, RemainingMs(deadline));
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return Status::Unavailable("kafka watermarks of " + topic + "/" + std::to_string(p) + ": " +
-                                 rd_kafka_err2str(err));
-    }
-    if (high <= low) continue;
-    end[p] = high;
-    rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), p)->offset = low;
-  }
-  if (end.empty()) return Status::Ok();
-  const rd_kafka_resp_err_t assigned = rd_kafka_assign(rk.get(), list.get());
-  if (assigned != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return Status::Unavailable(std::string("kafka assign: ") + rd_kafka_err2str(assigned));
-  }
-  while (!end.empty()) {
-    const int wait = std::min(RemainingMs(deadline), 100);
-    if (wait == 0) return Status::Unavailable("kafka: " + topic + " not read to its end in time");
-    rd_kafka_message_t* m = rd_kafka_consumer_poll(rk.get(), wait);
-    if (m == nullptr) continue;
-    Status status;
-    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      auto it = end.find(m->partition);
-      if (it != end.end() && m->offset < it->second) {
-        StreamMessage msg;
-        msg.partition = m->partition;
-        msg.offset = m->offset;
-        if (m->payload != nullptr) msg.value = {static_cast<const char*>(m->payload), m->len};
-        rd_kafka_headers_t* headers = nullptr;
-        if (rd_kafka_message_headers(m, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR) headers = nullptr;
-        msg.schema = Header(headers, std::string(emit::kSchemaHeader).c_str());
-        msg.seq = Header(headers, std::string(emit::kSeqHeader).c_str());
-        msg.source = std::string(
-            Header(headers, std::string(emit::kSourceHeader).c_str()).value_or(std::string_view()));
-        status = fn(msg);
-      }
-      if (it != end.end() && m->offset + 1 >= it->second) end.erase(it);
-    } else if (m->err == RD_KAFKA_RESP_ERR__FATAL) {
-      status = Status::FailedPrecondition("kafka consumer fatal error");
-    }
-    // Other errors are transient (a broker down): librdkafka retries until the deadline.
-    rd_kafka_message_destroy(m);
-    CL_RETURN_IF_ERROR(status);
-  }
-  return Status::Ok();
+  emit::TopicReaderOptions reader;
+  reader.brokers = options.brokers;
+  reader.properties = options.properties;
+  reader.timeout = options.timeout;
+  reader.log = options.log;
+  return emit::ReadTopicToEnd(reader, topic, [&](const emit::TopicMessage& m) -> Status {
+    StreamMessage msg;
+    msg.partition = m.partition;
+    msg.offset = m.offset;
+    msg.value = m.value;
+    msg.schema = m.Header(emit::kSchemaHeader);
+    msg.seq = m.Header(emit::kSeqHeader);
+    msg.source = std::string(m.Header(emit::kSourceHeader).value_or(std::string_view()));
+    return fn(msg);
+  });
 }
 
 std::string Where(const std::string& topic, const StreamMessage& m) {

@@ -62,6 +62,9 @@ Status ReadTopicToEnd(const TopicReaderOptions& options, const std::string& topi
   props.emplace_back("group.id", "cronledger-topic-reader");
   props.emplace_back("enable.auto.commit", "false");
   props.emplace_back("enable.partition.eof", "false");
+  // Records that retention deletes while the read runs: continue from the new beginning (the
+  // default, "latest", would skip the rest of the partition).
+  props.emplace_back("auto.offset.reset", "earliest");
   CL_ASSIGN_OR_RETURN(rd_kafka_conf_t * conf, internal::NewConf(props, &ctx));
   CL_ASSIGN_OR_RETURN(rd_kafka_t * raw, internal::NewClient(RD_KAFKA_CONSUMER, conf));
   std::unique_ptr<rd_kafka_t, ClientDeleter> rk(raw);
@@ -108,6 +111,19 @@ Status ReadTopicToEnd(const TopicReaderOptions& options, const std::string& topi
         msg.offset = m->offset;
         if (m->key != nullptr) msg.key = {static_cast<const char*>(m->key), m->key_len};
         if (m->payload != nullptr) msg.value = {static_cast<const char*>(m->payload), m->len};
+        rd_kafka_headers_t* headers = nullptr;
+        if (rd_kafka_message_headers(m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+          const char* name = nullptr;
+          const void* value = nullptr;
+          size_t size = 0;
+          for (size_t i = 0; rd_kafka_header_get_all(headers, i, &name, &value, &size) ==
+                             RD_KAFKA_RESP_ERR_NO_ERROR;
+               ++i) {
+            msg.headers.emplace_back(
+                name, value == nullptr ? std::string_view()
+                                       : std::string_view(static_cast<const char*>(value), size));
+          }
+        }
         status = fn(msg);
       }
       if (it != end.end() && m->offset + 1 >= it->second) end.erase(it);

@@ -9,8 +9,11 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "emit/kafka_config.h"
 #include "emit/kafka_producer.h"
@@ -35,6 +38,16 @@ struct TopicMessage {
   int64_t offset = 0;
   std::string_view key;
   std::string_view value;
+  // The message's headers (name, value) in the order produced; views valid during the callback.
+  std::vector<std::pair<std::string_view, std::string_view>> headers;
+
+  // The value of the last header named `name`, nullopt when there is none.
+  std::optional<std::string_view> Header(std::string_view name) const {
+    for (auto it = headers.rbegin(); it != headers.rend(); ++it) {
+      if (it->first == name) return it->second;
+    }
+    return std::nullopt;
+  }
 };
 
 // Calls `fn` for every message, per partition in offset order (partitions interleaved). A topic
