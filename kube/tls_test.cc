@@ -2,7 +2,6 @@
 // the client trusts the CA from kubeconfig certificate-authority-data, presents the client
 // certificate from client-certificate-data/client-key-data, and refuses a server its CA did not
 // sign with a clear error.
-#include <Poco/Base64Encoder.h>
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -16,16 +15,8 @@
 namespace cronledger::kube {
 namespace {
 
+using testing::Base64;
 using testing::FakeApiServer;
-
-std::string Base64(const std::string& in) {
-  std::ostringstream out;
-  Poco::Base64Encoder enc(out);
-  enc.rdbuf()->setLineLength(0);
-  enc << in;
-  enc.close();
-  return out.str();
-}
 
 class TlsTest : public ::testing::Test {
  protected:

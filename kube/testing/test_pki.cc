@@ -1,5 +1,6 @@
 #include "kube/testing/test_pki.h"
 
+#include <Poco/Base64Encoder.h>
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -7,6 +8,7 @@
 #include <openssl/x509v3.h>
 
 #include <memory>
+#include <sstream>
 
 namespace cronledger::kube::testing {
 namespace {
@@ -110,6 +112,15 @@ Result<TestPki> MakeTestPki(const std::string& ca_name, const std::string& clien
   CL_ASSIGN_OR_RETURN(pki.server, ToPem(server.get(), server_key.get()));
   CL_ASSIGN_OR_RETURN(pki.client, ToPem(client.get(), client_key.get()));
   return pki;
+}
+
+std::string Base64(const std::string& in) {
+  std::ostringstream out;
+  Poco::Base64Encoder enc(out);
+  enc.rdbuf()->setLineLength(0);
+  enc << in;
+  enc.close();
+  return out.str();
 }
 
 }  // namespace cronledger::kube::testing

@@ -27,4 +27,7 @@ Result<TestPki> MakeTestPki(const std::string& ca_name = "cronledger-test-ca",
                             const std::string& client_user = "cronledger-test",
                             const std::string& client_group = "system:masters");
 
+// Standard base64 without line breaks: how kubeconfig's *-data fields carry PEM.
+std::string Base64(const std::string& in);
+
 }  // namespace cronledger::kube::testing

@@ -8,7 +8,6 @@
 // creationTimestamp ten minutes in the past, so on first sight the leader owes each of them the
 // Job of the current minute (upstream runs the most recent missed time), and one per minute
 // boundary after that. The checks hold whether or not a minute boundary passes mid-test.
-#include <Poco/Base64Encoder.h>
 #include <Poco/Exception.h>
 #include <Poco/Net/HTTPClientSession.h>
 #include <Poco/Net/HTTPRequest.h>
@@ -43,6 +42,7 @@
 namespace cronledger::app::testing {
 namespace {
 
+using kube::testing::Base64;
 using model::Json;
 
 Json CronJobObject(const std::string& ns, const std::string& name, const std::string& schedule) {
@@ -67,15 +67,6 @@ Time RealNow() {
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
   return Time::FromUnix(ns / 1000000000, static_cast<int32_t>(ns % 1000000000));
-}
-
-std::string Base64(const std::string& in) {
-  std::ostringstream out;
-  Poco::Base64Encoder enc(out);
-  enc.rdbuf()->setLineLength(0);
-  enc << in;
-  enc.close();
-  return out.str();
 }
 
 // GET http://127.0.0.1:<port><target>: status and body (status 0 when it cannot connect).
