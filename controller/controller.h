@@ -15,6 +15,7 @@
 // replaying the recorded inputs through Decide reproduces the recorded decisions.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,6 +66,23 @@ class Controller {
   virtual Status Ingest(std::vector<model::WatchEvent> events) = 0;
   // Enqueues every CronJob of the view (start-up after a restart, resync).
   virtual Status EnqueueAll() = 0;
+
+  // For sources that keep their resume point in the ledger (a Kafka consumer's per-partition
+  // offsets, docs/kafka.md): commits `unit` — watch events in `inputs`, with the quarantine
+  // entries and source positions that belong to them — as ONE unit of work, then runs the spec
+  // §2 handlers for its watch events exactly as Ingest() does. A crash therefore never separates
+  // a batch from its positions: it is applied once or not at all. InvalidArgument (nothing
+  // committed) when the unit holds anything else (other inputs, decisions, controller state).
+  virtual Result<store::CommitResult> IngestUnit(store::UnitOfWork unit) = 0;
+  // Scale-out (docs/kafka.md "Operating model"): only keys `owns` accepts are handed to passes;
+  // any other key is dropped when it would be handed out (events, timers, retries alike), so a
+  // replica stops acting on CronJobs whose partition it lost. Called under the work queue's lock
+  // from any thread: it must be thread-safe and must not call into the controller. Empty (the
+  // default): every key.
+  virtual void SetKeyFilter(std::function<bool(const std::string& key)> owns) = 0;
+  // Enqueues the CronJobs of the view whose key ("namespace/name") `select` accepts (a replica
+  // that just took over a partition looks at its CronJobs once).
+  virtual Status EnqueueWhere(const std::function<bool(const std::string& key)>& select) = 0;
 
   // Virtual time / tests: runs passes on the calling thread until no key is ready now.
   // Returns the number of passes run.

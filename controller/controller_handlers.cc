@@ -2,6 +2,7 @@
 // ledger (DESIGN.md rule 1). The "cache" the handlers consult is the ledger's view.
 
 #include <utility>
+#include <variant>
 
 #include "controller/controller_impl.h"
 #include "model/json.h"
@@ -71,6 +72,26 @@ void ControllerImpl::Remember(const model::WatchEvent& ev, std::optional<Prior> 
 }
 
 Status ControllerImpl::Ingest(std::vector<model::WatchEvent> events) {
+  return IngestEvents(std::move(events), store::UnitOfWork()).status();
+}
+
+Result<store::CommitResult> ControllerImpl::IngestUnit(store::UnitOfWork unit) {
+  if (!unit.decisions.empty() || !unit.controller_state.empty()) {
+    return Status::InvalidArgument("IngestUnit: decisions and controller state belong to passes");
+  }
+  std::vector<model::WatchEvent> events;
+  events.reserve(unit.inputs.size());
+  for (model::Input& input : unit.inputs) {
+    auto* ev = std::get_if<model::WatchEvent>(&input);
+    if (ev == nullptr) return Status::InvalidArgument("IngestUnit: inputs must be watch events");
+    events.push_back(std::move(*ev));
+  }
+  unit.inputs.clear();
+  return IngestEvents(std::move(events), std::move(unit));
+}
+
+Result<store::CommitResult> ControllerImpl::IngestEvents(std::vector<model::WatchEvent> events,
+                                                         store::UnitOfWork unit) {
   std::lock_guard<std::mutex> lock(ingest_mu_);
   // The handlers compare each event with the object as the view held it before (spec §2 update
   // handlers get old and new); within one batch the previous event of the same object is "old".
@@ -91,9 +112,8 @@ Status ControllerImpl::Ingest(std::vector<model::WatchEvent> events) {
     }
     states[i] = PriorOf(ev);
   }
-  store::UnitOfWork unit;
   unit.inputs.assign(events.begin(), events.end());
-  CL_RETURN_IF_ERROR(ledger_.Commit(std::move(unit)).status());
+  CL_ASSIGN_OR_RETURN(store::CommitResult committed, ledger_.Commit(std::move(unit)));
   events_ingested_ += events.size();
   for (size_t i = 0; i < events.size(); ++i) {
     if (events[i].type == model::WatchEventType::kBookmark) continue;
@@ -104,7 +124,7 @@ Status ControllerImpl::Ingest(std::vector<model::WatchEvent> events) {
     }
     Remember(events[i], std::move(states[i]));
   }
-  return Status::Ok();
+  return committed;
 }
 
 void ControllerImpl::HandleCronJob(const model::WatchEvent& ev, const std::optional<Prior>& prior,

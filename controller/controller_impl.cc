@@ -52,6 +52,19 @@ Status ControllerImpl::EnqueueAll() {
   return Status::Ok();
 }
 
+Status ControllerImpl::EnqueueWhere(const std::function<bool(const std::string& key)>& select) {
+  CL_ASSIGN_OR_RETURN(std::vector<store::ObjectEntry> entries, ledger_.ListCronJobEntries());
+  for (const store::ObjectEntry& e : entries) {
+    std::string key = e.namespace_ + "/" + e.name;
+    if (select(key)) queue_.Add(key, trigger::kStartup);
+  }
+  return Status::Ok();
+}
+
+void ControllerImpl::SetKeyFilter(std::function<bool(const std::string& key)> owns) {
+  queue_.SetFilter(std::move(owns));
+}
+
 void ControllerImpl::Process(const WorkItem& item) {
   // A key made ready without a reason can only have come from a plain timer.
   const std::string why = item.reason.empty() ? std::string(trigger::kTimer) : item.reason;

@@ -48,7 +48,10 @@ class ControllerImpl final : public Controller {
   Status Init();
 
   Status Ingest(std::vector<model::WatchEvent> events) override;
+  Result<store::CommitResult> IngestUnit(store::UnitOfWork unit) override;
   Status EnqueueAll() override;
+  void SetKeyFilter(std::function<bool(const std::string& key)> owns) override;
+  Status EnqueueWhere(const std::function<bool(const std::string& key)>& select) override;
   Result<size_t> RunReady() override;
   std::optional<int64_t> NextDueNanos() override;
   void Start() override;
@@ -69,6 +72,9 @@ class ControllerImpl final : public Controller {
   using ObjectKey = std::pair<model::ObjectKind, std::string>;
 
   // --- spec §2 handlers (controller_handlers.cc)
+  // Commits `events` (appended to unit.inputs) with the rest of `unit`, then handles them.
+  Result<store::CommitResult> IngestEvents(std::vector<model::WatchEvent> events,
+                                           store::UnitOfWork unit);
   Result<std::optional<Prior>> ReadPrior(const model::WatchEvent& ev);
   static std::optional<Prior> PriorOf(const model::WatchEvent& ev);
   void HandleCronJob(const model::WatchEvent& ev, const std::optional<Prior>& prior,

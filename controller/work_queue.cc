@@ -98,6 +98,11 @@ void WorkQueue::PromoteDueLocked(int64_t now) {
 
 std::optional<WorkItem> WorkQueue::PopLocked() {
   PromoteDueLocked(clock_.NowNanos());
+  while (keep_ && !ready_.empty() && !keep_(ready_.front())) {
+    waiting_.erase(ready_.front());
+    failures_.erase(ready_.front());
+    ready_.pop_front();
+  }
   if (ready_.empty()) return std::nullopt;
   WorkItem item;
   item.key = std::move(ready_.front());
@@ -162,6 +167,12 @@ void WorkQueue::Done(const std::string& key) {
     redo_.erase(it);
     AddLocked(key, reason);
   }
+}
+
+void WorkQueue::SetFilter(std::function<bool(const std::string& key)> keep) {
+  std::lock_guard<std::mutex> lock(mu_);
+  keep_ = std::move(keep);
+  cv_.notify_all();
 }
 
 std::optional<int64_t> WorkQueue::NextDueLocked() {

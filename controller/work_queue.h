@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -79,6 +80,12 @@ class WorkQueue {
   // Marks processing of `key` finished; re-queues it if it was added meanwhile.
   void Done(const std::string& key);
 
+  // Keys `keep` rejects are dropped when they would be handed out (Get/GetItem/WaitGet), with
+  // their failure count; a delayed key is checked when its timer is due. `keep` is
+  // called under the queue's lock: it must not call into the queue. Empty (default): keep all.
+  // Used for partition ownership (docs/kafka.md "Operating model").
+  void SetFilter(std::function<bool(const std::string& key)> keep);
+
   // Monotonic time at which the earliest delayed key becomes due, if any.
   std::optional<int64_t> NextDueNanos();
   size_t ReadyLen() const;
@@ -114,6 +121,7 @@ class WorkQueue {
   std::unordered_map<std::string, DueTimer> timer_due_;  // earliest live timer per key
   uint64_t timer_order_ = 0;
   std::unordered_map<std::string, int> failures_;
+  std::function<bool(const std::string&)> keep_;  // SetFilter
   double tokens_;
   int64_t tokens_at_ = 0;
 };

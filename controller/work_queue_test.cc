@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <set>
+#include <string>
 #include <thread>
 
 namespace cronledger::controller {
@@ -168,6 +170,31 @@ TEST_F(WorkQueueTest, HugeDelaysSaturateInsteadOfWrapping) {
   queue_.AddAfter("ns/a", Duration::max(), "timer");
   EXPECT_EQ(queue_.NextDueNanos(), INT64_MAX);
   EXPECT_EQ(queue_.Get(), std::nullopt);
+}
+
+TEST_F(WorkQueueTest, KeysTheFilterRejectsAreDroppedWhenHandedOut) {
+  std::set<std::string> owned = {"ns/a", "ns/c"};
+  queue_.SetFilter([&owned](const std::string& key) { return owned.count(key) != 0; });
+  queue_.Add("ns/a", "cronjob-add");
+  queue_.Add("ns/b", "cronjob-add");
+  queue_.AddAfter("ns/c", seconds(10), "timer");
+  queue_.AddAfter("ns/d", seconds(10), "timer");
+  auto first = queue_.GetItem();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->key, "ns/a");
+  EXPECT_EQ(queue_.Get(), std::nullopt) << "ns/b is not owned";
+  EXPECT_EQ(queue_.ReadyLen(), 0u) << "a rejected key does not stay queued";
+  // Ownership changes: the timer of a key owned when it was added is dropped when due.
+  owned = {"ns/a", "ns/b", "ns/d"};
+  clock_.Advance(seconds(10));
+  EXPECT_EQ(queue_.Get(), "ns/d");
+  EXPECT_EQ(queue_.Get(), std::nullopt) << "ns/c was given up";
+  // A rejected key can be added again once owned.
+  queue_.Add("ns/b", "startup");
+  EXPECT_EQ(queue_.Get(), "ns/b");
+  queue_.SetFilter(nullptr);  // every key again
+  queue_.Add("ns/x");
+  EXPECT_EQ(queue_.Get(), "ns/x");
 }
 
 }  // namespace
