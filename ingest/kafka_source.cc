@@ -2,9 +2,12 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <atomic>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <set>
 
 #include "ingest/decoder.h"
 
@@ -21,10 +24,18 @@ struct KafkaEventSource::Impl {
     rd_kafka_destroy(rk);
   }
 
+  using Partitioner = int32_t (*)(const rd_kafka_topic_t*, const void*, size_t, int32_t, void*,
+                                  void*);
+
   Status Flush();
   void OnRebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions);
   void Add(const rd_kafka_message_t& m);
   bool Repeat(const model::WatchEvent& e);
+  // Ownership (see the header): the topic's partition count from the cluster's metadata.
+  bool RefreshPartitionCount();
+  void NoteKey(std::string_view key, int32_t partition);
+  // Partitions that reached their end are caught up once what was read from them is committed.
+  void ReportCaughtUp();
 
   store::Ledger& ledger;
   const KafkaSourceOptions options;
@@ -39,6 +50,19 @@ struct KafkaEventSource::Impl {
   std::map<std::string, std::string> batch_objects;
   KafkaIngestProgress counts;  // of the current Poll() call
   Status failed;
+  Partitioner partitioner = &rd_kafka_msg_partitioner_consistent_random;
+  std::set<int32_t> eof;       // assigned partitions whose end was reached, not yet reported
+  bool need_metadata = false;  // the partition count is to be (re)read
+  // Shared with the threads that ask about ownership (OwnsKey, ...).
+  mutable std::mutex own_mu;
+  int32_t partition_count = 0;  // 0: not known yet
+  bool assigned_once = false;
+  std::set<int32_t> assigned;
+  std::set<int32_t> caught_up;  // a subset of `assigned`
+  // Keys seen on another partition than the partitioner gives (a producer with another
+  // partitioner): where they really are.
+  std::map<std::string, int32_t, std::less<>> seen_on;
+  std::atomic<uint64_t> misrouted{0};
 };
 
 namespace {
@@ -58,11 +82,36 @@ void OnRebalanceCb(rd_kafka_t* rk, rd_kafka_resp_err_t err,
   static_cast<KafkaEventSource::Impl*>(opaque)->OnRebalance(err, partitions);
 }
 
+// The producers' partitioner by its librdkafka name (the `partitioner` property), nullptr when
+// it is not a key hash. A key is only ever hashed (keys are never empty here), so the topic
+// handle the random variants would need for an empty key is not passed.
+KafkaEventSource::Impl::Partitioner PartitionerNamed(std::string_view name) {
+  const std::pair<std::string_view, KafkaEventSource::Impl::Partitioner> known[] = {
+      {"consistent_random", &rd_kafka_msg_partitioner_consistent_random},
+      {"consistent", &rd_kafka_msg_partitioner_consistent},
+      {"murmur2", &rd_kafka_msg_partitioner_murmur2},
+      {"murmur2_random", &rd_kafka_msg_partitioner_murmur2_random},
+      {"fnv1a", &rd_kafka_msg_partitioner_fnv1a},
+      {"fnv1a_random", &rd_kafka_msg_partitioner_fnv1a_random}};
+  for (const auto& [n, fn] : known) {
+    if (n == name) return fn;
+  }
+  return nullptr;
+}
+
 Result<rd_kafka_conf_t*> NewConf(const KafkaSourceOptions& o, KafkaEventSource::Impl* impl) {
   for (const auto& [key, value] : o.properties) {
     if (key == "enable.auto.commit" || key == "enable.auto.offset.store" || key == "group.id") {
       return Status::InvalidArgument("kafka property " + key +
                                      " is set by cronledger and cannot be overridden");
+    }
+    if (key == "partitioner") {
+      impl->partitioner = PartitionerNamed(value);
+      if (impl->partitioner == nullptr) {
+        return Status::InvalidArgument(
+            "kafka property partitioner must be a key hash (consistent_random, consistent, "
+            "murmur2, murmur2_random, fnv1a, fnv1a_random): watch events are keyed by CronJob");
+      }
     }
   }
   std::vector<std::pair<std::string, std::string>> props = o.properties;
@@ -70,6 +119,8 @@ Result<rd_kafka_conf_t*> NewConf(const KafkaSourceOptions& o, KafkaEventSource::
   props.emplace_back("group.id", o.group_id);
   props.emplace_back("enable.auto.commit", "false");
   props.emplace_back("enable.auto.offset.store", "false");
+  // The end of each partition is reported (PARTITION_EOF): how a partition is known caught up.
+  props.emplace_back("enable.partition.eof", "true");
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   char errstr[512];
   for (const auto& [key, value] : props) {
@@ -129,7 +180,8 @@ Status KafkaEventSource::Impl::Flush() {
     batch.positions.push_back(
         {KafkaPartitionSource(options.topic, partition), EncodeKafkaPosition(offset)});
   }
-  auto committed = ledger.Commit(std::move(batch));
+  auto committed =
+      options.commit ? options.commit(std::move(batch)) : ledger.Commit(std::move(batch));
   batch = store::UnitOfWork();
   batch_objects.clear();  // committed (the view has them now) or dropped with the batch
   if (!committed.ok()) {
@@ -160,6 +212,17 @@ void KafkaEventSource::Impl::OnRebalance(rd_kafka_resp_err_t err,
                                          rd_kafka_topic_partition_list_t* partitions) {
   const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE") == 0;
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    {
+      std::lock_guard lock(own_mu);
+      assigned_once = true;
+      for (int i = 0; i < partitions->cnt; ++i) {
+        assigned.insert(partitions->elems[i].partition);
+        caught_up.erase(partitions->elems[i].partition);  // caught up again from now on
+        eof.erase(partitions->elems[i].partition);
+      }
+    }
+    // The count is read on every assignment (a topic can grow); a failure is retried by Poll.
+    need_metadata = !RefreshPartitionCount();
     for (int i = 0; i < partitions->cnt; ++i) {
       rd_kafka_topic_partition_t& p = partitions->elems[i];
       auto stored = ledger.GetSourcePosition(KafkaPartitionSource(p.topic, p.partition));
@@ -183,7 +246,16 @@ void KafkaEventSource::Impl::OnRebalance(rd_kafka_resp_err_t err,
     }
     return;
   }
-  // Revoked (or lost): what was read from these partitions is committed before they go.
+  // Revoked (or lost): this replica stops owning them at once (passes not started yet skip
+  // their CronJobs), and what was read from them is committed before they go.
+  {
+    std::lock_guard lock(own_mu);
+    for (int i = 0; i < partitions->cnt; ++i) {
+      assigned.erase(partitions->elems[i].partition);
+      caught_up.erase(partitions->elems[i].partition);
+      eof.erase(partitions->elems[i].partition);
+    }
+  }
   if (Status s = Flush(); !s.ok() && failed.ok()) failed = s;
   for (int i = 0; i < partitions->cnt; ++i) next.erase(partitions->elems[i].partition);
   if (cooperative) {
@@ -217,6 +289,9 @@ void KafkaEventSource::Impl::Add(const rd_kafka_message_t& m) {
   if (it != next.end() && m.offset < it->second) {
     ++counts.skipped;  // already in the ledger
     return;
+  }
+  if (m.key != nullptr && m.key_len > 0) {
+    NoteKey(std::string_view(static_cast<const char*>(m.key), m.key_len), m.partition);
   }
   const std::string where =
       options.topic + "/" + std::to_string(m.partition) + "/" + std::to_string(m.offset);
@@ -291,7 +366,9 @@ Result<KafkaIngestProgress> KafkaEventSource::Poll(std::chrono::milliseconds wai
       char reason[512];
       rd_kafka_fatal_error(s.rk, reason, sizeof(reason));
       s.failed = Status::FailedPrecondition(std::string("kafka consumer fatal error: ") + reason);
-    } else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+    } else if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      if (s.next.count(m->partition) != 0) s.eof.insert(m->partition);
+    } else {
       // Transient client errors (broker down, transport): librdkafka keeps retrying.
       OnLog(s.rk, 4, "CONSUME", rd_kafka_message_errstr(m));
     }
@@ -302,9 +379,94 @@ Result<KafkaIngestProgress> KafkaEventSource::Poll(std::chrono::milliseconds wai
     s.failed = flushed;
     return flushed;
   }
+  if (s.need_metadata) s.need_metadata = !s.RefreshPartitionCount();
+  s.ReportCaughtUp();
   return s.counts;
 }
 
 std::map<int32_t, int64_t> KafkaEventSource::Assignment() const { return impl_->next; }
+
+bool KafkaEventSource::Impl::RefreshPartitionCount() {
+  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, options.topic.c_str(), nullptr);
+  if (rkt == nullptr) return false;
+  const rd_kafka_metadata_t* md = nullptr;
+  const rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, rkt, &md, 5000);
+  int32_t count = 0;
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR && md->topic_cnt == 1 &&
+      md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    count = md->topics[0].partition_cnt;
+  }
+  if (md != nullptr) rd_kafka_metadata_destroy(md);
+  rd_kafka_topic_destroy(rkt);
+  if (count <= 0) return false;
+  std::lock_guard lock(own_mu);
+  if (partition_count != 0 && partition_count != count) seen_on.clear();  // keys moved
+  partition_count = count;
+  return true;
+}
+
+void KafkaEventSource::Impl::NoteKey(std::string_view key, int32_t partition) {
+  std::lock_guard lock(own_mu);
+  if (partition_count == 0) return;
+  const int32_t hashed =
+      partitioner(nullptr, key.data(), key.size(), partition_count, nullptr, nullptr);
+  auto it = seen_on.find(key);
+  if (hashed == partition) {
+    if (it != seen_on.end()) seen_on.erase(it);
+    return;
+  }
+  ++counts.misrouted;
+  if (misrouted.fetch_add(1) == 0) {
+    OnLog(rk, 4, "OWNERSHIP",
+          ("key " + std::string(key) + " is on partition " + std::to_string(partition) +
+           ", the partitioner gives " + std::to_string(hashed) +
+           ": producers and consumers must use the same partitioner")
+              .c_str());
+  }
+  if (it == seen_on.end()) {
+    seen_on.emplace(std::string(key), partition);
+  } else {
+    it->second = partition;
+  }
+}
+
+void KafkaEventSource::Impl::ReportCaughtUp() {
+  if (eof.empty()) return;
+  std::vector<int32_t> now_caught_up;
+  {
+    std::lock_guard lock(own_mu);
+    if (partition_count == 0) return;  // ownership cannot be answered yet: keep them pending
+    for (int32_t p : eof) {
+      if (assigned.count(p) != 0 && caught_up.insert(p).second) now_caught_up.push_back(p);
+    }
+  }
+  eof.clear();
+  if (!now_caught_up.empty() && options.on_caught_up) options.on_caught_up(now_caught_up);
+}
+
+std::optional<int32_t> KafkaEventSource::PartitionOfKey(std::string_view key) const {
+  const Impl& s = *impl_;
+  std::lock_guard lock(s.own_mu);
+  if (auto it = s.seen_on.find(key); it != s.seen_on.end()) return it->second;
+  if (s.partition_count == 0 || key.empty()) return std::nullopt;
+  return s.partitioner(nullptr, key.data(), key.size(), s.partition_count, nullptr, nullptr);
+}
+
+std::set<int32_t> KafkaEventSource::AssignedPartitions() const {
+  std::lock_guard lock(impl_->own_mu);
+  return impl_->assigned;
+}
+
+bool KafkaEventSource::OwnsKey(std::string_view key) const {
+  const std::optional<int32_t> partition = PartitionOfKey(key);
+  if (!partition) return false;
+  std::lock_guard lock(impl_->own_mu);
+  return impl_->caught_up.count(*partition) != 0;
+}
+
+bool KafkaEventSource::CaughtUp() const {
+  std::lock_guard lock(impl_->own_mu);
+  return impl_->assigned_once && impl_->caught_up.size() == impl_->assigned.size();
+}
 
 }  // namespace cronledger::ingest

@@ -10,13 +10,22 @@
 // exactly once, across restarts and rebalances. A message that does not decode is quarantined
 // with "<topic>/<partition>/<offset>" and its raw bytes, and consumption continues.
 //
-// Thread safety: one thread drives a source. The ledger must outlive it.
+// Ownership (docs/kafka.md "Operating model"): a replica acts only on CronJobs whose partition it
+// holds and has caught up on. The source tracks, per assigned partition, whether everything up to
+// the end the consumer first reached after the assignment is committed (librdkafka's partition
+// EOF), and maps a key to its partition with the producers' partitioner.
+//
+// Thread safety: one thread drives a source (Open, Poll, Assignment, the destructor);
+// PartitionOfKey, AssignedPartitions, OwnsKey and CaughtUp may be called from any thread. The
+// ledger must outlive it.
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -55,6 +64,16 @@ struct KafkaSourceOptions {
   // librdkafka log lines (syslog level, facility, message), called from librdkafka threads.
   // Default: empty = levels <= 4 to stderr.
   std::function<void(int, std::string_view, std::string_view)> log;
+  // Commits one unit the source built (watch events, quarantine entries and the partitions' next
+  // offsets) in place of Ledger::Commit — e.g. controller::Controller::IngestUnit, which commits
+  // it and then runs the controller's event handlers. It must commit the unit whole or not at
+  // all; an error ends the source like a ledger failure. Called on the polling thread.
+  // Default: empty = the ledger's Commit.
+  std::function<Result<store::CommitResult>(store::UnitOfWork)> commit;
+  // Called on the polling thread, after the commit, with partitions that have just caught up:
+  // every message below the end the consumer reached after their assignment is committed. Also
+  // for a partition assigned again later. Default: none.
+  std::function<void(const std::vector<int32_t>&)> on_caught_up;
 };
 
 struct KafkaIngestProgress {
@@ -63,6 +82,7 @@ struct KafkaIngestProgress {
   uint64_t quarantined = 0;  // rejections quarantined
   uint64_t skipped = 0;      // messages below the stored position (already in the ledger)
   uint64_t duplicates = 0;   // events the view already reflected (dedupe_by_resource_version)
+  uint64_t misrouted = 0;    // messages on another partition than the partitioner gives their key
   uint64_t first_seq = 0;    // input seqs of the last unit (0 when it had no inputs)
   uint64_t last_seq = 0;
 };
@@ -98,6 +118,21 @@ class KafkaEventSource {
   // The assigned partitions and the next offset of each (from the ledger, or what this source
   // committed since).
   std::map<int32_t, int64_t> Assignment() const;
+
+  // The partition of `key` (a CronJob's "namespace/name"): where a message with this key was
+  // seen when that differs from the partitioner (counted as misrouted), else the producers'
+  // partitioner over the topic's partition count — the `partitioner` property when given
+  // (consistent, consistent_random, murmur2, murmur2_random, fnv1a, fnv1a_random), else
+  // librdkafka's default consistent_random, which the relay uses. nullopt until the partition
+  // count is known (after the first assignment).
+  std::optional<int32_t> PartitionOfKey(std::string_view key) const;
+  // The partitions assigned to this consumer now.
+  std::set<int32_t> AssignedPartitions() const;
+  // True when `key`'s partition is assigned to this consumer and has caught up since.
+  bool OwnsKey(std::string_view key) const;
+  // True once the first assignment arrived and every assigned partition has caught up since it
+  // was assigned (so also with no partition assigned). Readiness of a consuming replica.
+  bool CaughtUp() const;
 
   struct Impl;
 
