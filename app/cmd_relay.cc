@@ -8,10 +8,10 @@
 #include "app/command.h"
 #include "app/flags.h"
 #include "app/support_kafka_relay.h"
+#include "app/support_kube.h"
 #include "app/system_clock.h"
 #include "emit/kafka_config.h"
 #include "kube/config.h"
-#include "kube/poco_client.h"
 
 namespace cronledger::app {
 namespace {
@@ -86,12 +86,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   }
   const SystemClock& clocks = RealClock();
   kube::RealSleeper sleeper;
-  kube::PocoKubeClientOptions client_options;
-  client_options.config = *config;
-  client_options.clock = &clocks;
-  client_options.sleeper = &sleeper;
-  client_options.user_agent = "cronledger/0.1.0 (watch-relay)";
-  auto client = kube::PocoKubeClient::Open(client_options);
+  auto client = OpenKubeClient(*config, sleeper, "cronledger/0.1.0 (watch-relay)");
   if (!client.ok()) {
     std::fprintf(io.err, "cronledger relay: %s\n", client.status().ToString().c_str());
     return kExitFailure;
