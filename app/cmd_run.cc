@@ -16,6 +16,7 @@
 #include "app/command.h"
 #include "app/flags.h"
 #include "app/support_kafka_relay.h"
+#include "app/support_kube.h"
 #include "app/support_run.h"
 #include "app/system_clock.h"
 #include "audit/server.h"
@@ -23,7 +24,6 @@
 #include "emit/outbox_emitter.h"
 #include "kube/config.h"
 #include "kube/manager_server.h"
-#include "kube/poco_client.h"
 
 namespace cronledger::app {
 namespace {
@@ -37,8 +37,12 @@ constexpr const char* kUsage =
     "         [--leader-elect-renew-deadline DUR] [--leader-elect-retry-period DUR]\n"
     "         [--kafka-brokers B] [--kafka-topic-prefix P] [--kafka-config FILE]\n"
     "         [--kafka-source-id ID] [--publish-watch]\n"
+    "         [--kafka-watch-topic TOPIC [--kafka-group-id GROUP]]\n"
     "         [--listen HOST:PORT --token-file F]\n"
     "         [--metrics-bind-address [HOST]:PORT|0] [--health-probe-bind-address [HOST]:PORT|0]\n"
+    "With --kafka-watch-topic the watch events come from that topic (written by `cronledger\n"
+    "relay`) instead of the API server, and each replica of the consumer group acts on the\n"
+    "CronJobs of its partitions (no --leader-elect, --shadow or --publish-watch then).\n"
     "Runs until SIGINT/SIGTERM (graceful: reflectors stop, workers drain, the ledger is flushed);\n"
     "a second signal exits at once.\n";
 
@@ -73,6 +77,27 @@ Result<Duration> DurationFlag(const Flags& flags, const char* name, Duration fal
   return *d;
 }
 
+// --kafka-watch-topic: the consumer of the watch topic (docs/kafka.md). The group shares the
+// partitions with cooperative-sticky unless the properties file names another strategy.
+Result<ingest::KafkaSourceOptions> KafkaWatchOptions(const Flags& flags,
+                                                     const emit::KafkaConfig& kafka) {
+  ingest::KafkaSourceOptions source;
+  source.brokers = kafka.brokers;
+  source.topic = *flags.Get("kafka-watch-topic");
+  if (source.topic.empty()) return Status::InvalidArgument("--kafka-watch-topic: empty topic");
+  source.group_id = flags.GetOr("kafka-group-id", source.group_id);
+  if (source.group_id.empty()) return Status::InvalidArgument("--kafka-group-id: empty group");
+  bool strategy = false;
+  for (const auto& [key, value] : kafka.properties) {
+    strategy = strategy || key == "partition.assignment.strategy";
+  }
+  if (!strategy)
+    source.properties.emplace_back("partition.assignment.strategy", "cooperative-sticky");
+  source.properties.insert(source.properties.end(), kafka.properties.begin(),
+                           kafka.properties.end());
+  return source;
+}
+
 Result<Options> ParseOptions(const std::vector<std::string>& args) {
   Flags flags;
   flags.Value("kubeconfig").Value("resource").Switch("shadow").Value("shadow-grace");
@@ -82,6 +107,7 @@ Result<Options> ParseOptions(const std::vector<std::string>& args) {
   flags.Value("leader-elect-retry-period");
   flags.Value("kafka-brokers").Value("kafka-topic-prefix").Value("kafka-config");
   flags.Value("kafka-source-id").Switch("publish-watch");
+  flags.Value("kafka-watch-topic").Value("kafka-group-id");
   flags.Value("listen").Value("token-file");
   flags.Value("metrics-bind-address").Value("health-probe-bind-address");
   CL_RETURN_IF_ERROR(flags.Parse(args));
@@ -145,8 +171,22 @@ Result<Options> ParseOptions(const std::vector<std::string>& args) {
     o.kafka = k;
     o.kafka_source_id = flags.GetOr("kafka-source-id", HostName());
     o.publish_watch = flags.Has("publish-watch");
-  } else if (flags.Has("kafka-source-id") || flags.Has("publish-watch")) {
-    return Status::InvalidArgument("--kafka-source-id and --publish-watch need --kafka-brokers");
+    if (flags.Has("kafka-watch-topic")) {
+      if (o.publish_watch) {
+        return Status::InvalidArgument(
+            "--kafka-watch-topic and --publish-watch are exclusive: a replica reading the watch "
+            "topic does not watch the API server (run `cronledger relay` once beside the "
+            "replicas)");
+      }
+      CL_ASSIGN_OR_RETURN(o.run.kafka_watch, KafkaWatchOptions(flags, k));
+    } else if (flags.Has("kafka-group-id")) {
+      return Status::InvalidArgument("--kafka-group-id needs --kafka-watch-topic");
+    }
+  } else if (flags.Has("kafka-source-id") || flags.Has("publish-watch") ||
+             flags.Has("kafka-watch-topic") || flags.Has("kafka-group-id")) {
+    return Status::InvalidArgument(
+        "--kafka-source-id, --publish-watch, --kafka-watch-topic and --kafka-group-id need "
+        "--kafka-brokers");
   }
   return o;
 }
@@ -205,12 +245,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   }
   const SystemClock& clocks = RealClock();
   kube::RealSleeper sleeper;
-  kube::PocoKubeClientOptions client_options;
-  client_options.config = *config;
-  client_options.clock = &clocks;
-  client_options.sleeper = &sleeper;
-  client_options.user_agent = "cronledger/0.1.0 (cronjob-controller)";
-  auto client = kube::PocoKubeClient::Open(client_options);
+  auto client = OpenKubeClient(*config, sleeper, "cronledger/0.1.0 (cronjob-controller)");
   auto ledger = store::Ledger::Open(o.ledger);
   auto tzdb = model::OpenSystemTimeZoneDb({});
   for (const Status& s : {client.status(), ledger.status(), tzdb.status()}) {
@@ -227,7 +262,8 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   }
   LogLine(std::string(o.run.shadow ? "shadow mode" : "controller mode") + ", resource " +
           o.run.resource.FullyQualified() + ", server " + config->server + ", data " +
-          o.ledger.path);
+          o.ledger.path +
+          (o.run.kafka_watch ? ", watch from kafka topic " + o.run.kafka_watch->topic : ""));
   std::unique_ptr<audit::Server> server;
   if (o.server) {
     auto started = audit::Server::Start(**ledger, **tzdb, *o.server);

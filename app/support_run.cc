@@ -24,6 +24,22 @@ Status ValidateRunConfig(const RunConfig& config) {
   if (config.shadow_grace <= Duration::zero()) {
     return Status::InvalidArgument("--shadow-grace must be positive");
   }
+  if (config.kafka_watch) {
+    // Kafka mode reads the watch from the topic, and partitions decide who acts.
+    if (config.shadow) {
+      return Status::InvalidArgument(
+          "--kafka-watch-topic and --shadow are exclusive: the shadow auditor watches the API "
+          "server");
+    }
+    if (config.leader_election) {
+      return Status::InvalidArgument(
+          "--kafka-watch-topic and --leader-elect are exclusive: with the watch topic each "
+          "replica acts on the partitions it owns");
+    }
+    if (config.kafka_watch->topic.empty()) {
+      return Status::InvalidArgument("--kafka-watch-topic: a topic is required");
+    }
+  }
   return Status::Ok();
 }
 
@@ -70,6 +86,7 @@ void RunAssembly::Log(const std::string& line) const {
 }
 
 Status RunAssembly::StartIngest() {
+  if (config_.kafka_watch) return StartKafkaIngest();
   CL_RETURN_IF_ERROR(StartReflector(model::ObjectKind::kCronJob, config_.resource));
   return StartReflector(model::ObjectKind::kJob, kube::BatchJobs());
 }
@@ -157,6 +174,7 @@ void RunAssembly::Stop() {
   ingest_cancel_.Cancel();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
+  StopKafkaIngest();
   elect_cancel_.Cancel();
   if (elect_thread_.joinable()) elect_thread_.join();
   SetActing(false);
@@ -168,6 +186,7 @@ bool RunAssembly::acting() const {
 }
 
 bool RunAssembly::Synced() const {
+  if (config_.kafka_watch) return kafka_ && kafka_->CaughtUp();
   if (reflectors_.empty()) return false;
   for (const auto& r : reflectors_) {
     if (!r->HasSynced()) return false;
@@ -178,11 +197,20 @@ bool RunAssembly::Synced() const {
 std::vector<kube::HealthCheck> RunAssembly::ReadinessChecks() const {
   std::vector<kube::HealthCheck> checks;
   checks.push_back({"ledger", [this] { return parts_.ledger->Meta().status(); }});
-  checks.push_back({"informers-synced", [this] {
-                      return Synced()
-                                 ? Status::Ok()
-                                 : Status::Unavailable("the initial list/watch has not synced");
-                    }});
+  if (config_.kafka_watch) {
+    checks.push_back({"kafka-caught-up", [this] {
+                        return Synced() ? Status::Ok()
+                                        : Status::Unavailable(
+                                              "an assigned watch-topic partition has not caught "
+                                              "up since its assignment");
+                      }});
+  } else {
+    checks.push_back({"informers-synced", [this] {
+                        return Synced()
+                                   ? Status::Ok()
+                                   : Status::Unavailable("the initial list/watch has not synced");
+                      }});
+  }
   checks.push_back({"ingest", [this] { return IngestError(); }});
   return checks;
 }
@@ -272,6 +300,7 @@ std::string RunAssembly::RenderMetrics() const {
     o += "cronledger_ingest_synced{resource=\"" + Label(resources[i]) + "\"} " +
          (reflectors_[i]->HasSynced() ? "1" : "0") + "\n";
   }
+  if (config_.kafka_watch) o += RenderKafkaMetrics();
   Metric(&o, "cronledger_acting", "gauge",
          "1 while this process runs workers (it leads, or runs without leader election).");
   o += std::string("cronledger_acting ") + (acting() ? "1" : "0") + "\n";

@@ -11,6 +11,12 @@
 //                                                 └> ShadowActuator (--shadow: acts on nothing)
 //
 // Only the leader runs workers (acts); every replica keeps ingesting into its own ledger.
+//
+// With Kafka (RunConfig::kafka_watch, `run --kafka-watch-topic`; docs/kafka.md), the watch topic
+// replaces the reflectors and partition ownership replaces leader election:
+//
+//   P.watch ─> KafkaEventSource ─(batch + per-partition offsets)─> Controller::IngestUnit ─> ledger
+//   workers (only keys of owned, caught-up partitions) ─> KubeActuator
 
 #include <functional>
 #include <map>
@@ -24,6 +30,7 @@
 #include "controller/controller.h"
 #include "emit/event_recorder.h"
 #include "emit/metrics.h"
+#include "ingest/kafka_source.h"
 #include "ingest/kube_source.h"
 #include "kube/client.h"
 #include "kube/lease.h"
@@ -161,6 +168,13 @@ struct RunConfig {
   Duration shadow_grace = std::chrono::seconds(60);
   // Reflector tuning (the resource, resume point and known objects are filled in).
   kube::ReflectorOptions reflector;
+  // Set: the watch events come from this Kafka watch topic (brokers, topic, group, properties)
+  // instead of the API server's watch; the replica acts only on the CronJobs of the partitions
+  // it owns and has caught up on. Excludes `shadow` and `leader_election`. The `commit` and
+  // `on_caught_up` hooks are the assembly's. Unset (default): the reflectors.
+  std::optional<ingest::KafkaSourceOptions> kafka_watch;
+  // How long one poll of the watch topic waits for a message. Default: 200 ms.
+  Duration kafka_poll_wait = std::chrono::milliseconds(200);
 };
 
 // InvalidArgument for inconsistent settings.
@@ -182,7 +196,8 @@ class RunAssembly {
   static Result<std::unique_ptr<RunAssembly>> Open(const RunConfig& config, const RunParts& parts);
   ~RunAssembly();  // Stop()
 
-  // Starts one reflector thread per resource, resuming from the ledger's stored versions.
+  // Starts one reflector thread per resource, resuming from the ledger's stored versions; with
+  // kafka_watch, one thread polling the watch topic instead (support_run_kafka.cc).
   Status StartIngest();
   // Real time: runs leader election on a thread (or leads at once without it). Gaining the lead
   // enqueues every CronJob and starts the workers; losing it stops them.
@@ -197,10 +212,13 @@ class RunAssembly {
   kube::LeaseElector* elector() { return elector_.get(); }
   bool acting() const;
   // Every reflector has synced (kube::Reflector::HasSynced): listed once, or resumed a watch
-  // from the stored resourceVersion. False before StartIngest().
+  // from the stored resourceVersion. With kafka_watch: every assigned partition of the watch
+  // topic has caught up once since its assignment (KafkaEventSource::CaughtUp). False before
+  // StartIngest().
   bool Synced() const;
-  // /readyz checks: "ledger" (the ledger answers a read), "informers-synced" (Synced()) and
-  // "ingest" (no reflector stopped on an error). A follower in leader election is ready too.
+  // /readyz checks: "ledger" (the ledger answers a read), "informers-synced" (Synced(); named
+  // "kafka-caught-up" with kafka_watch) and "ingest" (no reflector or consumer stopped on an
+  // error). A follower in leader election is ready too.
   std::vector<kube::HealthCheck> ReadinessChecks() const;
   // /metrics: the creation-skew histogram (emit::ControllerMetrics), controller, ingest, leader
   // election (client-go's leader_election_master_status) and shadow counters. Text format 0.0.4.
@@ -208,10 +226,19 @@ class RunAssembly {
   std::vector<ingest::KubeSinkStats> IngestStats() const;
   // The first error a reflector stopped with (a ledger failure); OK while all run.
   Status IngestError() const;
+  // With kafka_watch: the watch-topic consumer (nullptr before StartIngest or after Stop) and
+  // the totals of its polls.
+  const ingest::KafkaEventSource* kafka_source() const { return kafka_.get(); }
+  ingest::KafkaIngestProgress KafkaTotals() const;
 
  private:
   RunAssembly(const RunConfig& config, const RunParts& parts);
   Status StartReflector(model::ObjectKind kind, const kube::ResourceType& type);
+  // support_run_kafka.cc
+  Status StartKafkaIngest();
+  void StopKafkaIngest();
+  void OnPartitionsCaughtUp(const std::vector<int32_t>& partitions);
+  std::string RenderKafkaMetrics() const;
   void Log(const std::string& line) const;
   void SetActing(bool acting);
 
@@ -232,6 +259,9 @@ class RunAssembly {
   mutable std::mutex mu_;
   bool acting_ = false;
   Status ingest_error_;
+  ingest::KafkaIngestProgress kafka_totals_;  // guarded by mu_
+  // Declared last: destroyed first, while the controller its revocation commits into exists.
+  std::unique_ptr<ingest::KafkaEventSource> kafka_;
 };
 
 }  // namespace cronledger::app
