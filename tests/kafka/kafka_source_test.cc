@@ -297,3 +297,85 @@ TEST_F(KafkaSourceTest, ForbiddenPropertiesAreRejected) {
 
 }  // namespace
 }  // namespace cronledger
+
+namespace cronledger {
+namespace {
+
+// The hooks `cronledger run --kafka-watch-topic` uses (docs/kafka.md "Consuming the watch
+// topic"): each batch goes to the commit hook with its partitions' offsets; a hook failure ends
+// the source with nothing of the batch stored; ownership follows the assignment once caught up,
+// and a key's partition is the producer's.
+TEST_F(KafkaSourceTest, CommitHookGetsEachBatchWithItsOffsetsAndOwnershipFollowsCatchUp) {
+  std::vector<store::UnitOfWork> units;
+  std::vector<std::vector<int32_t>> caught_up;
+  bool fail = false;
+  ingest::KafkaSourceOptions o = Options();
+  o.batch_messages = 7;
+  o.commit = [&](store::UnitOfWork unit) -> Result<store::CommitResult> {
+    if (fail) return Status::Unavailable("hook refused");
+    units.push_back(unit);
+    return ledger_->Commit(std::move(unit));
+  };
+  o.on_caught_up = [&](const std::vector<int32_t>& p) { caught_up.push_back(p); };
+  auto source = KafkaEventSource::Open(*ledger_, o).value();
+  EXPECT_FALSE(source->CaughtUp()) << "no assignment yet";
+  const auto where = ProduceEvents(0, 30);
+  IngestUntil(*source, 30);
+  ASSERT_TRUE(kafka_testing::PollUntil([&] {
+    EXPECT_TRUE(source->Poll(20ms).ok());
+    return source->CaughtUp();
+  }));
+  // Every unit carried positions, each the next offset after the unit's last message of that
+  // partition, and the last ones are what the ledger stores.
+  std::map<int32_t, int64_t> ends;
+  for (const auto& [p, offset] : where) ends[p] = std::max(ends[p], offset + 1);
+  std::map<int32_t, int64_t> last;
+  size_t inputs = 0;
+  for (const auto& unit : units) {
+    EXPECT_FALSE(unit.positions.empty());
+    inputs += unit.inputs.size();
+    for (const auto& pos : unit.positions) {
+      const int32_t p = std::stoi(pos.source.substr(pos.source.rfind('/') + 1));
+      last[p] = ingest::DecodeKafkaPosition(pos.position).value();
+    }
+  }
+  EXPECT_EQ(inputs, 30u);
+  EXPECT_EQ(last, ends);
+  // Caught up: every assigned partition reported once; keys map to where the producer put them.
+  std::set<int32_t> reported;
+  for (const auto& batch : caught_up) reported.insert(batch.begin(), batch.end());
+  EXPECT_EQ(reported, source->AssignedPartitions());
+  EXPECT_EQ(reported.size(), static_cast<size_t>(kPartitions));
+  for (int i = 0; i < 6; ++i) {
+    const std::string key = "prod/cj" + std::to_string(i);
+    EXPECT_EQ(source->PartitionOfKey(key), where[static_cast<size_t>(i)].first) << key;
+    EXPECT_TRUE(source->OwnsKey(key)) << key;
+  }
+
+  // A refusing hook: the source ends with its error; the ledger's positions did not move.
+  fail = true;
+  ProduceEvents(30, 6);
+  Status failed;
+  ASSERT_TRUE(kafka_testing::PollUntil([&] {
+    auto p = source->Poll(20ms);
+    failed = p.status();
+    return !p.ok();
+  }));
+  EXPECT_EQ(failed.message(), "hook refused");
+  for (const auto& [p, end] : ends) {
+    auto stored = ledger_->GetSourcePosition(ingest::KafkaPartitionSource(topic_, p));
+    EXPECT_EQ(ingest::DecodeKafkaPosition(stored.value()).value(), end) << p;
+  }
+  EXPECT_EQ(ledger_->Meta().value().last_input_seq, 30u);
+}
+
+TEST_F(KafkaSourceTest, APartitionerThatIsNotAKeyHashIsRefused) {
+  ingest::KafkaSourceOptions o = Options();
+  o.properties = {{"partitioner", "random"}};
+  auto source = KafkaEventSource::Open(*ledger_, o);
+  ASSERT_FALSE(source.ok());
+  EXPECT_TRUE(source.status().IsInvalidArgument()) << source.status().ToString();
+}
+
+}  // namespace
+}  // namespace cronledger
