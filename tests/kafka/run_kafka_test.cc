@@ -275,6 +275,13 @@ TEST_F(KafkaRunTest, ConsumesTheWatchTopicCreatesTheJobsAndQuarantinesMalformedM
   ASSERT_TRUE(Drive({a_.get()}, [&] { return a_->assembly->Synced() && Holds(*a_, names); }))
       << "the replica did not catch up on the watch topic";
   EXPECT_EQ(a_->source().AssignedPartitions().size(), static_cast<size_t>(kPartitions));
+  // /readyz: the watch-topic check replaces informers-synced, and passes once caught up.
+  std::vector<std::string> checks;
+  for (const auto& check : a_->assembly->ReadinessChecks()) {
+    checks.push_back(check.name);
+    EXPECT_TRUE(check.check().ok()) << check.name;
+  }
+  EXPECT_EQ(checks, (std::vector<std::string>{"ledger", "kafka-caught-up", "ingest"}));
   EXPECT_TRUE(server_->creates(kube::BatchJobs()).empty()) << "nothing was due yet";
 
   clock_.AdvanceTo(Time::FromUnix(kStart + 300 + 1));
