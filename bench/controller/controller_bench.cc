@@ -270,6 +270,8 @@ int Run(const Options& o) {
   Print("load_passes", static_cast<double>(ctrl->Stats().passes));
   Print("load_rss_per_cronjob_bytes",
         static_cast<double>(ProcStatus("VmRSS") - rss_base) / static_cast<double>(o.cronjobs));
+  Print("load_sim_heap_per_cronjob_bytes",
+        static_cast<double>(sim.ApproxHeapBytes()) / static_cast<double>(o.cronjobs));
   Print("load_loadavg", LoadAverage());
   if (!loaded) {
     std::printf("result load_incomplete\n");
@@ -363,6 +365,13 @@ int Run(const Options& o) {
   Print("loadavg_end", load1);
   Print("rss_per_cronjob_bytes",
         static_cast<double>(rss - rss_base) / static_cast<double>(o.cronjobs));
+  // The simulated API server lives in this process: its estimated heap per CronJob, and the rest
+  // of the RSS growth (the controller, the ledger's RocksDB memtables and block cache, allocator
+  // slack) per CronJob.
+  const double sim_bytes = static_cast<double>(sim.ApproxHeapBytes());
+  Print("sim_heap_per_cronjob_bytes", sim_bytes / static_cast<double>(o.cronjobs));
+  Print("rss_minus_sim_per_cronjob_bytes",
+        (static_cast<double>(rss - rss_base) - sim_bytes) / static_cast<double>(o.cronjobs));
   Print("hwm_per_cronjob_bytes",
         static_cast<double>(hwm - rss_base) / static_cast<double>(o.cronjobs));
   Print("passes", static_cast<double>(stats.passes));
