@@ -64,7 +64,8 @@ ControllerImpl::Uid ControllerImpl::Uid::Of(std::string_view uid) {
     if (ok) return out;
   }
   // Anything else (the empty string too): a hash, with the UUID version nibble forced to 0xf, a
-  // version canonical UUIDs (versions 1-8) do not have, so it does not meet an exact one.
+  // version no UUID has (1-8 are defined), so it cannot equal the exact form of a real UUID; two
+  // different strings share a hash with probability 2^-124.
   Uid out{Hash64(uid, 0x5bd1e995ULL), Hash64(uid, 0xc2b2ae3d27d4eb4fULL)};
   out.hi = (out.hi & ~(0xFULL << 12)) | (0xFULL << 12);
   return out;
