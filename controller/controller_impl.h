@@ -10,7 +10,9 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -59,15 +61,38 @@ class ControllerImpl final : public Controller {
   ControllerStats Stats() const override;
 
  private:
+  // A uid as the handlers keep it: 16 bytes instead of a 36-character heap string. A canonical
+  // lowercase UUID (what Kubernetes assigns) is stored exactly; any other string, as a 128-bit
+  // hash. The handlers only compare uids for equality.
+  struct Uid {
+    uint64_t hi = 0;
+    uint64_t lo = 0;
+    static Uid Of(std::string_view uid);
+    friend bool operator==(const Uid&, const Uid&) = default;
+  };
   // An object as the view held it before an ingested event (controller_handlers.cc).
   struct Prior {
     std::string resource_version;
     std::string owner_name;
-    std::string owner_uid;
+    Uid owner_uid;
     std::string schedule;
     std::optional<std::string> time_zone;
-    std::string uid;
+    Uid uid;
     bool decoded = false;  // CronJobs: schedule/time_zone come from a decodable object
+  };
+  // What is kept per object between events (the facts of Prior that apply to its kind).
+  struct KnownCronJob {
+    std::string resource_version;
+    Uid uid;
+    std::string schedule;
+    std::optional<std::string> time_zone;
+    bool decoded = false;
+  };
+  struct KnownJob {
+    std::string resource_version;
+    std::string owner_name;
+    Uid owner_uid;
+    Uid uid;
   };
   using ObjectKey = std::pair<model::ObjectKind, std::string>;
 
@@ -81,8 +106,9 @@ class ControllerImpl final : public Controller {
                      const std::optional<Prior>& current);
   void Remember(const model::WatchEvent& ev, std::optional<Prior> state);
   void HandleJob(const model::WatchEvent& ev, const std::optional<Prior>& prior);
-  void EnqueueOwner(const std::string& ns, const std::string& owner_name,
-                    const std::string& owner_uid, std::string_view why);
+  void EnqueueOwner(const std::string& ns, const std::string& owner_name, const Uid& owner_uid,
+                    std::string_view why);
+  std::optional<Prior> FindKnown(model::ObjectKind kind, const std::string& key) const;
 
   // --- one pass (reconcile_pass.cc)
   struct PassContext {
@@ -115,7 +141,11 @@ class ControllerImpl final : public Controller {
   // (guarded by ingest_mu_). The same facts ReadPrior reads from the ledger's view, kept here so
   // that handling an event costs no ledger read and no second JSON parse. Objects ingested before
   // this process started are read from the ledger once (a miss), then kept.
-  std::map<ObjectKey, Prior> known_;
+  // Keyed by "ns/name"; a compact form (Uid, no unused fields) because it holds an entry for
+  // every CronJob and every Job the view holds (with the default history limits, up to four Jobs
+  // per CronJob).
+  std::unordered_map<std::string, KnownCronJob> known_cron_jobs_;
+  std::unordered_map<std::string, KnownJob> known_jobs_;
   std::vector<std::thread> workers_;
 
   std::atomic<uint64_t> passes_{0};

@@ -10,6 +10,7 @@
 
 #include "controller/controller_impl.h"
 #include "controller/testing/harness.h"
+#include "controller/watch_events.h"
 #include "reconciler/job_builder.h"
 
 namespace cronledger::controller {
@@ -216,6 +217,106 @@ TEST(ControllerTest, PermanentErrorsDoNotHotLoop) {
   ASSERT_GE(ticks.size(), 3u);
   EXPECT_EQ(ticks.back().now.Sub(ticks[ticks.size() - 2].now), seconds(1000));
   EXPECT_TRUE(h.cluster().JobNames().empty());
+}
+
+namespace handlers {
+
+constexpr const char* kUidA = "0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0";  // canonical: kept exactly
+constexpr const char* kUidB = "uid-b";                                 // other: kept as a hash
+
+model::Json JobObject(const std::string& name, const std::string& uid, const std::string& rv,
+                      const std::string& owner, const std::string& owner_uid) {
+  return {{"apiVersion", "batch/v1"},
+          {"kind", "Job"},
+          {"metadata",
+           {{"name", name},
+            {"namespace", "default"},
+            {"uid", uid},
+            {"resourceVersion", rv},
+            {"ownerReferences", model::Json::array({{{"apiVersion", "batch/v1"},
+                                                     {"kind", "CronJob"},
+                                                     {"name", owner},
+                                                     {"uid", owner_uid},
+                                                     {"controller", true}}})}}},
+          {"spec", {{"template", {{"spec", {{"containers", model::Json::array()}}}}}}},
+          {"status", model::Json::object()}};
+}
+
+// The job-* triggers of the passes run since the last call, as "name:trigger".
+class JobTriggers {
+ public:
+  explicit JobTriggers(Harness& h) : h_(h) {}
+  std::multiset<std::string> Take() {
+    const auto ticks = h_.InputsOf<model::Tick>();
+    std::multiset<std::string> out;
+    for (size_t i = seen_; i < ticks.size(); ++i) {
+      if (ticks[i].trigger.rfind("job-", 0) == 0)
+        out.insert(ticks[i].name + ":" + ticks[i].trigger);
+    }
+    seen_ = ticks.size();
+    return out;
+  }
+
+ private:
+  Harness& h_;
+  size_t seen_ = 0;
+};
+
+void IngestAndRun(Harness& h, model::WatchEventType type, const model::Json& object) {
+  auto ev = MakeWatchEvent(type, object);
+  ASSERT_TRUE(ev.ok()) << ev.status().ToString();
+  ASSERT_TRUE(h.controller().Ingest({*ev}).ok());
+  ASSERT_TRUE(h.controller().RunReady().ok());
+}
+
+}  // namespace handlers
+
+// The handlers' in-memory facts (compact uids: exact for canonical UUIDs, hashed otherwise) give
+// the spec §2 reactions: a Job's owner is enqueued only when the reference's uid is the CronJob's,
+// a re-owned Job enqueues the old and the new owner, a resync (same resourceVersion) nothing, and a
+// DELETED of another incarnation leaves the object known (the next event is an update).
+TEST(ControllerTest, JobHandlersResolveOwnersByUidAndFoldDeletesPerIncarnation) {
+  using handlers::IngestAndRun;
+  using handlers::JobObject;
+  using handlers::kUidA;
+  using handlers::kUidB;
+  using model::WatchEventType;
+  Harness h(At(12, 0, 30));
+  model::Json a = CronJobManifest("a", "0 0 1 1 *");
+  a["metadata"]["uid"] = kUidA;
+  model::Json b = CronJobManifest("b", "0 0 1 1 *");
+  b["metadata"]["uid"] = kUidB;
+  h.cluster().PutCronJob(a);
+  h.cluster().PutCronJob(b);
+  h.Pump();
+  handlers::JobTriggers triggers(h);
+  triggers.Take();
+  using Set = std::multiset<std::string>;
+
+  const std::string j1_uid = "11111111-2222-4333-8444-555555555555";
+  IngestAndRun(h, WatchEventType::kAdded, JobObject("j1", j1_uid, "10", "a", kUidA));
+  EXPECT_EQ(triggers.Take(), Set{"a:job-add"});
+  // A reference to "a" with another uid (one differing in a single nibble, and a non-UUID one)
+  // is not "a"'s Job.
+  IngestAndRun(h, WatchEventType::kAdded,
+               JobObject("j2", "j2-uid", "11", "a", "0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f1"));
+  IngestAndRun(h, WatchEventType::kAdded, JobObject("j3", "j3-uid", "12", "b", "uid-b2"));
+  EXPECT_EQ(triggers.Take(), Set{});
+  // Re-owned to "b": both owners get a pass. The same resourceVersion again: a resync, nothing.
+  IngestAndRun(h, WatchEventType::kModified, JobObject("j1", j1_uid, "13", "b", kUidB));
+  EXPECT_EQ(triggers.Take(), (Set{"a:job-update", "b:job-update"}));
+  IngestAndRun(h, WatchEventType::kModified, JobObject("j1", j1_uid, "13", "b", kUidB));
+  EXPECT_EQ(triggers.Take(), Set{});
+  // A DELETED of another incarnation of j1 leaves j1 known: its next change is an update.
+  IngestAndRun(h, WatchEventType::kDeleted,
+               JobObject("j1", "11111111-2222-4333-8444-555555555556", "14", "b", kUidB));
+  EXPECT_EQ(triggers.Take(), Set{"b:job-delete"});
+  IngestAndRun(h, WatchEventType::kModified, JobObject("j1", j1_uid, "15", "b", kUidB));
+  EXPECT_EQ(triggers.Take(), Set{"b:job-update"});
+  // Its own DELETED removes it: an ADDED afterwards is an add.
+  IngestAndRun(h, WatchEventType::kDeleted, JobObject("j1", j1_uid, "16", "b", kUidB));
+  IngestAndRun(h, WatchEventType::kAdded, JobObject("j1", j1_uid, "17", "b", kUidB));
+  EXPECT_EQ(triggers.Take(), (Set{"b:job-delete", "b:job-add"}));
 }
 
 }  // namespace

@@ -417,6 +417,47 @@ size_t SimCluster::JobCount() {
   return jobs_.size();
 }
 
+namespace {
+// Heap bytes of a string: its buffer when it does not fit the inline one, plus malloc's header.
+size_t HeapOf(const std::string& s) {
+  return s.capacity() > std::string().capacity() ? s.capacity() + 1 + 16 : 0;
+}
+// A node of an unordered_map/map or a deque slot: the allocation header, links and hash.
+constexpr size_t kNodeOverhead = 32;
+}  // namespace
+
+size_t SimCluster::ApproxHeapBytes() {
+  std::lock_guard lock(mu_);
+  size_t n = 0;
+  for (const auto& [key, cj] : cron_jobs_) {
+    n += kNodeOverhead + sizeof(key) + sizeof(cj) + HeapOf(key) + HeapOf(cj.api_version) +
+         HeapOf(cj.namespace_) + HeapOf(cj.name) + HeapOf(cj.uid) + HeapOf(cj.resource_version) +
+         HeapOf(cj.raw);
+  }
+  n += cron_jobs_.bucket_count() * sizeof(void*);
+  for (const auto& [key, job] : jobs_) {
+    n += kNodeOverhead + sizeof(key) + sizeof(job) + HeapOf(key) + HeapOf(job.namespace_) +
+         HeapOf(job.name) + HeapOf(job.uid) + HeapOf(job.resource_version) + HeapOf(job.owner_key) +
+         HeapOf(job.owner_name) + HeapOf(job.owner_uid) + HeapOf(job.raw);
+  }
+  n += jobs_.bucket_count() * sizeof(void*);
+  for (const auto& [key, generation] : create_generation_) {
+    n += kNodeOverhead + sizeof(key) + sizeof(generation) + HeapOf(key);
+  }
+  n += create_generation_.bucket_count() * sizeof(void*);
+  n += transitions_.size() * (sizeof(Transition) + 2 * 48);  // key and uid are heap strings
+  for (const Pending& p : pending_) {
+    const model::WatchEvent& ev = p.event;
+    n += sizeof(Pending) + HeapOf(ev.api_version) + HeapOf(ev.namespace_) + HeapOf(ev.name) +
+         HeapOf(ev.uid) + HeapOf(ev.resource_version) + HeapOf(ev.owner_name) +
+         HeapOf(ev.owner_uid) + HeapOf(ev.raw);
+  }
+  for (const auto& [key, counts] : counts_) {
+    n += kNodeOverhead + sizeof(key) + sizeof(counts) + HeapOf(key);
+  }
+  return n;
+}
+
 size_t SimCluster::CronJobCount() {
   std::lock_guard lock(mu_);
   return cron_jobs_.size();

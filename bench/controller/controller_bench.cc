@@ -119,6 +119,20 @@ double LoadAverage() {
   return one;
 }
 
+// A field of /proc/self/io (e.g. "wchar": bytes this process handed to write(2), the ledger's WAL,
+// flushes and compactions included).
+uint64_t ProcIo(const char* field) {
+  std::ifstream in("/proc/self/io");
+  std::string line;
+  const size_t len = std::strlen(field);
+  while (std::getline(in, line)) {
+    if (line.compare(0, len, field) == 0 && line.size() > len && line[len] == ':') {
+      return std::strtoull(line.c_str() + len + 1, nullptr, 10);
+    }
+  }
+  return 0;
+}
+
 double CpuSeconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
@@ -235,6 +249,10 @@ int Run(const Options& o) {
     if (Status st = sim.ApplyCronJob(cj); !st.ok()) Die(st.ToString());
   }
   Print("apply_seconds", since());
+  // What the simulated cluster itself holds (the CronJob objects): a real cluster's memory, not
+  // the controller's.
+  Print("apply_rss_per_cronjob_bytes",
+        static_cast<double>(ProcStatus("VmRSS") - rss_base) / static_cast<double>(o.cronjobs));
   pump.Start();
   ctrl->Start();
 
@@ -252,6 +270,8 @@ int Run(const Options& o) {
   Print("load_passes", static_cast<double>(ctrl->Stats().passes));
   Print("load_rss_per_cronjob_bytes",
         static_cast<double>(ProcStatus("VmRSS") - rss_base) / static_cast<double>(o.cronjobs));
+  Print("load_sim_heap_per_cronjob_bytes",
+        static_cast<double>(sim.ApproxHeapBytes()) / static_cast<double>(o.cronjobs));
   Print("load_loadavg", LoadAverage());
   if (!loaded) {
     std::printf("result load_incomplete\n");
@@ -272,6 +292,10 @@ int Run(const Options& o) {
   ledger.SetWindow(from, until);
   while (clocks.Now() < from) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const uint64_t decisions0 = ledger.decisions();
+  const WriteCounts writes0 = ledger.counts();
+  const store::CommitStats commits0 = ledger.Stats();
+  const uint64_t wchar0 = ProcIo("wchar");
+  const uint64_t passes0 = ctrl->Stats().passes;
   const double load0 = LoadAverage();
   const double cpu0 = CpuSeconds();
   const auto w0 = std::chrono::steady_clock::now();
@@ -279,6 +303,9 @@ int Run(const Options& o) {
   const double window_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
   const uint64_t decisions = ledger.decisions() - decisions0;
+  const WriteCounts writes1 = ledger.counts();
+  const store::CommitStats commits1 = ledger.Stats();
+  const uint64_t wchar = ProcIo("wchar") - wchar0;
   const double cpu = CpuSeconds() - cpu0;
   const double load1 = LoadAverage();
   const uint64_t rss = ProcStatus("VmRSS");
@@ -301,11 +328,50 @@ int Run(const Options& o) {
   }
   Print("skew_max", ledger.skew().MaxSeconds());
   Print("decisions_per_second", static_cast<double>(decisions) / window_s);
+  // What the ledger had to write in the window, per second and per Job created, and what that
+  // means for 1,000,000 every-minute CronJobs (16,667 creates/s) at the same cost per create.
+  // Per create: every createJob decision committed in the window (whatever its fire time) against
+  // everything committed in the window.
+  const uint64_t all_creates = writes1.creates - writes0.creates;
+  const double creates_per_s = static_cast<double>(all_creates) / window_s;
+  const double records = static_cast<double>(writes1.records() - writes0.records());
+  const double watch = static_cast<double>(writes1.inputs[0] - writes0.inputs[0]);
+  const double units = static_cast<double>(writes1.units - writes0.units);
+  const double bytes =
+      static_cast<double>(writes1.record_bytes_estimate - writes0.record_bytes_estimate);
+  const double per_create = all_creates > 0 ? 1.0 / static_cast<double>(all_creates) : 0.0;
+  Print("creates_per_second", creates_per_s);
+  Print("records_per_second", records / window_s);
+  Print("watch_events_per_second", watch / window_s);
+  Print("commits_per_second", units / window_s);
+  Print("commit_groups_per_second",
+        static_cast<double>(commits1.groups - commits0.groups) / window_s);
+  Print("fsyncs_per_second", static_cast<double>(commits1.syncs - commits0.syncs) / window_s);
+  Print("record_bytes_per_second", bytes / window_s);
+  Print("write_bytes_per_second", static_cast<double>(wchar) / window_s);
+  Print("records_per_create", records * per_create);
+  Print("watch_events_per_create", watch * per_create);
+  Print("commits_per_create", units * per_create);
+  Print("passes_per_create", static_cast<double>(stats.passes - passes0) * per_create);
+  Print("record_bytes_per_create", bytes * per_create);
+  Print("write_bytes_per_create", static_cast<double>(wchar) * per_create);
+  Print("cpu_seconds_per_create", cpu * per_create);
+  constexpr double kCreatesAt1M = 1'000'000.0 / 60.0;
+  Print("at_1m_records_per_second", records * per_create * kCreatesAt1M);
+  Print("at_1m_record_bytes_per_second", bytes * per_create * kCreatesAt1M);
+  Print("at_1m_cpu_cores", cpu * per_create * kCreatesAt1M);
   Print("cpu_cores", cpu / window_s);
   Print("loadavg_start", load0);
   Print("loadavg_end", load1);
   Print("rss_per_cronjob_bytes",
         static_cast<double>(rss - rss_base) / static_cast<double>(o.cronjobs));
+  // The simulated API server lives in this process: its estimated heap per CronJob, and the rest
+  // of the RSS growth (the controller, the ledger's RocksDB memtables and block cache, allocator
+  // slack) per CronJob.
+  const double sim_bytes = static_cast<double>(sim.ApproxHeapBytes());
+  Print("sim_heap_per_cronjob_bytes", sim_bytes / static_cast<double>(o.cronjobs));
+  Print("rss_minus_sim_per_cronjob_bytes",
+        (static_cast<double>(rss - rss_base) - sim_bytes) / static_cast<double>(o.cronjobs));
   Print("hwm_per_cronjob_bytes",
         static_cast<double>(hwm - rss_base) / static_cast<double>(o.cronjobs));
   Print("passes", static_cast<double>(stats.passes));

@@ -10,7 +10,11 @@
 # (measurement window per run, Go duration, default 3m), BENCH_MAX_LOAD (give up when the CronJobs
 # are not all through their first pass after this long, default 5m), BENCH_WORKERS (default 32:
 # passes mostly wait on commits, and more of them in flight share group commits),
-# BENCH_SYNC (ledger fsync mode, default batch: the controller's default durability).
+# BENCH_SYNC (ledger fsync mode, default batch: the controller's default durability),
+# BENCH_GLIBC_TUNABLES (the GLIBC_TUNABLES the bench runs with, default
+# "glibc.malloc.tcache_count=2048": the deployment setting docs/controller.md recommends, since a
+# pass allocates and frees many small JSON nodes and glibc's default 7 cached chunks per size send
+# most of them through the arena's bins; set it empty to run with glibc's defaults).
 #
 # The upstream figures are printed beside ours as a reference, not measured here: they come from
 # other machines and other controllers (see docs/benchmarks.md).
@@ -24,6 +28,7 @@ measure="${BENCH_MEASURE:-3m}"
 max_load="${BENCH_MAX_LOAD:-5m}"
 workers="${BENCH_WORKERS:-32}"
 sync="${BENCH_SYNC:-batch}"
+tunables="${BENCH_GLIBC_TUNABLES-glibc.malloc.tcache_count=2048}"
 
 if [[ -z "${BUILD_DIR:-}" ]]; then
   BUILD_DIR="$root/build-bench"
@@ -35,7 +40,7 @@ bin="$BUILD_DIR/bench/controller/controller_bench"
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cpus; workers $workers; sync $sync; window $measure (+30 s drain); give up loading after $max_load"
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cpus; workers $workers; sync $sync; window $measure (+30 s drain); give up loading after $max_load; GLIBC_TUNABLES=$tunables"
 
 get() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
 fmt_s() { awk -v v="$1" 'BEGIN { if (v == "" ) print "-"; else if (v < 0) print "> run"; else printf "%.3f s", v }'; }
@@ -46,25 +51,27 @@ for mix in $mixes; do
   for n in $run_sizes; do
     out="$tmp/$mix-$n.txt"
     echo "== $n CronJobs, $mix" >&2
-    "$bin" --cronjobs "$n" --mix "$mix" --measure "$measure" --max-load "$max_load" \
+    GLIBC_TUNABLES="$tunables" "$bin" --cronjobs "$n" --mix "$mix" --measure "$measure" --max-load "$max_load" \
       --workers "$workers" --sync "$sync" --data-dir "$tmp/ledger-$mix-$n" | tee "$out" >&2 || {
-      rows+=("| $n | $mix | run failed (exit $?) | | | | | | | |")
+      rows+=("| $n | $mix | run failed (exit $?) | | | | | | | | | | |")
       continue
     }
     rm -rf "$tmp/ledger-$mix-$n"
     if [[ "$(get "$out" result)" != ok ]]; then
-      rows+=("| $n | $mix | not loaded: $(get "$out" load_passes) of $n first passes in $max_load | | | | | $(awk -v v="$(get "$out" rss_per_cronjob_bytes)" 'BEGIN{printf "%.0f B", v}') | | $(get "$out" load_loadavg) |")
+      rows+=("| $n | $mix | not loaded: $(get "$out" load_passes) of $n first passes in $max_load | | | | | | | $(awk -v v="$(get "$out" rss_per_cronjob_bytes)" 'BEGIN{printf "%.0f B", v}') | | | $(get "$out" load_loadavg) |")
       continue
     fi
-    rows+=("| $n | $mix | $(fmt_s "$(get "$out" skew_p50)") | $(fmt_s "$(get "$out" skew_p99)") | $(fmt_s "$(get "$out" skew_max)") | $(get "$out" created)/$(get "$out" expected_creates) | $(awk -v v="$(get "$out" decisions_per_second)" 'BEGIN{printf "%.0f", v}') | $(awk -v v="$(get "$out" rss_per_cronjob_bytes)" 'BEGIN{printf "%.0f B", v}') | $(awk -v v="$(get "$out" cpu_cores)" 'BEGIN{printf "%.2f", v}') | $(get "$out" loadavg_start)–$(get "$out" loadavg_end) |")
+    num() { awk -v v="$(get "$out" "$1")" -v m="${2:-1}" -v f="${3:-%.0f}" 'BEGIN{ if (v == "") print "-"; else printf f, v * m }'; }
+    rows+=("| $n | $mix | $(fmt_s "$(get "$out" skew_p50)") | $(fmt_s "$(get "$out" skew_p99)") | $(fmt_s "$(get "$out" skew_max)") | $(get "$out" created)/$(get "$out" expected_creates) | $(num decisions_per_second) | $(num records_per_create 1 %.1f) | $(num cpu_seconds_per_create 1000 %.2f) ms | $(num rss_per_cronjob_bytes) B | $(num rss_minus_sim_per_cronjob_bytes) B | $(num cpu_cores 1 %.2f) | $(get "$out" loadavg_start)–$(get "$out" loadavg_end) |")
   done
 done
 
 echo
 echo "cronledger controller, this machine ($(nproc) cpus), real time, simulated cluster:"
-echo "| CronJobs | schedules | skew p50 | skew p99 | skew max | created/expected | decisions/s | RSS/CronJob | CPU cores | load avg |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| CronJobs | schedules | skew p50 | skew p99 | skew max | created/expected | decisions/s | ledger records/create | CPU/create | RSS/CronJob | RSS − sim cluster | CPU cores | load avg |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 printf '%s\n' "${rows[@]}"
+echo "| **goal** | 1,000,000 every minute, 2 cores | | **≤ 2 s** | | | | | | **≤ 1,024 B** | | ≤ 2 | |"
 echo
 echo "Goals on 2 cores: 1,000,000 every-minute CronJobs with p99 skew <= 2 s; RSS <= 1 KiB per CronJob."
 echo
