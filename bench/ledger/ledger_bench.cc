@@ -43,6 +43,18 @@ double CpuSeconds() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
+// Bytes this process has passed to write(2) so far (/proc/self/io wchar): the WAL plus any
+// memtable flushes, for both sides of the ingest comparison.
+uint64_t WrittenBytes() {
+  std::ifstream io("/proc/self/io");
+  std::string key;
+  uint64_t value = 0;
+  while (io >> key >> value) {
+    if (key == "wchar:") return value;
+  }
+  return 0;
+}
+
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
@@ -53,13 +65,15 @@ std::string Be64(uint64_t v) {
   return k;
 }
 
-double RawWrites(const std::string& path, const std::vector<std::string>& lines) {
+double RawWrites(const std::string& path, const std::vector<std::string>& lines,
+                 uint64_t* bytes_written) {
   rocksdb::Options o;
   o.create_if_missing = true;
   o.compression = rocksdb::kLZ4Compression;
   o.max_background_jobs = 2;
   rocksdb::DB* db = nullptr;
   if (!rocksdb::DB::Open(o, path, &db).ok()) std::abort();
+  const uint64_t written = WrittenBytes();
   const auto start = Clock::now();
   auto writer = [&](size_t first) {
     rocksdb::WriteOptions wo;
@@ -76,12 +90,14 @@ double RawWrites(const std::string& path, const std::vector<std::string>& lines)
   t0.join();
   t1.join();
   const double s = Seconds(start);
+  *bytes_written = WrittenBytes() - written;
   if (!db->Close().ok()) std::abort();
   delete db;
   return static_cast<double>(lines.size()) / s;
 }
 
-double LedgerIngest(const std::string& path, const std::string& file, uint64_t* events) {
+double LedgerIngest(const std::string& path, const std::string& file, uint64_t* events,
+                    uint64_t* bytes_written) {
   store::LedgerOptions o;
   o.path = path;
   o.sync = store::SyncMode::kAlways;
@@ -91,9 +107,11 @@ double LedgerIngest(const std::string& path, const std::string& file, uint64_t* 
   so.batch_documents = kBatch;
   const int fd = ::open(file.c_str(), O_RDONLY);
   const double cpu_start = CpuSeconds();
+  const uint64_t written = WrittenBytes();
   const auto start = Clock::now();
   auto r = ingest::IngestStream(fd, ledger.get(), so, nullptr);
   const double s = Seconds(start);
+  *bytes_written = WrittenBytes() - written;
   ::close(fd);
   if (!r.ok()) {
     std::fprintf(stderr, "ingest failed: %s\n", r.status().ToString().c_str());
@@ -204,23 +222,24 @@ int main(int argc, char** argv) {
   // each) and report medians with the range.
   const int ingest_rounds = profile ? 1 : 3;
   std::vector<double> raw_w, ours_w;
-  uint64_t events = 0;
+  uint64_t events = 0, raw_written = 0, ours_written = 0;
   for (int i = 0; i < ingest_rounds; ++i) {
     const std::string round = std::to_string(i);
-    if (!profile) raw_w.push_back(RawWrites(dir.Sub("raw" + round), lines));
-    ours_w.push_back(
-        LedgerIngest(dir.Sub(i + 1 == ingest_rounds ? "ledger" : "ledger" + round), file, &events));
+    if (!profile) raw_w.push_back(RawWrites(dir.Sub("raw" + round), lines, &raw_written));
+    ours_w.push_back(LedgerIngest(dir.Sub(i + 1 == ingest_rounds ? "ledger" : "ledger" + round),
+                                  file, &events, &ours_written));
   }
   if (raw_w.empty()) raw_w.push_back(1);
   std::printf(
       "durable ingest (fsync'd)     : %10.0f events/s   raw RocksDB writes: %10.0f/s   ratio "
       "%.2f   (medians of %d rounds; ours %.0f..%.0f, raw %.0f..%.0f)\n"
       "  (the peer writes the lines uncompressed; ours compresses each object's raw bytes, LZ4, "
-      "as the ledger's layout asks)\n",
+      "as the ledger's layout asks: written %.0f MB, raw peer %.0f MB, last round)\n",
       Median(ours_w), Median(raw_w), Median(ours_w) / Median(raw_w), ingest_rounds,
       *std::min_element(ours_w.begin(), ours_w.end()),
       *std::max_element(ours_w.begin(), ours_w.end()),
-      *std::min_element(raw_w.begin(), raw_w.end()), *std::max_element(raw_w.begin(), raw_w.end()));
+      *std::min_element(raw_w.begin(), raw_w.end()), *std::max_element(raw_w.begin(), raw_w.end()),
+      ours_written / 1e6, raw_written / 1e6);
   // The scans are short: alternate peer and ours several rounds and report the medians.
   if (profile && part == "ingest") return 0;
   const int rounds = profile ? 30 : 5;
