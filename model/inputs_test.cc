@@ -280,7 +280,8 @@ TEST(InputsTest, WatchEventRefViewsTheSameFields) {
     EXPECT_TRUE(DecodeWatchEventRef(bad, &ref).IsCorruption());
   }
   WatchEventRef ref;
-  ASSERT_TRUE(DecodeWatchEventRef(FromHex(kV1WatchEvent), &ref).ok());
+  const std::string v1 = FromHex(kV1WatchEvent);  // the views point into it
+  ASSERT_TRUE(DecodeWatchEventRef(v1, &ref).ok());
   EXPECT_EQ(ref.type, WatchEventType::kModified);
   EXPECT_EQ(ref.name, "job-1");
   EXPECT_EQ(ref.owner_uid, "ouu");
