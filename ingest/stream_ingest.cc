@@ -94,6 +94,7 @@ class Committer {
       while (!queue_.empty()) {
         PendingUnit& next = queue_.front();
         for (auto& in : next.unit.inputs) u.unit.inputs.push_back(std::move(in));
+        for (auto& r : next.unit.stored_raw) u.unit.stored_raw.push_back(std::move(r));
         for (auto& q : next.unit.quarantine) u.unit.quarantine.push_back(std::move(q));
         u.unit.positions = std::move(next.unit.positions);
         u.documents += next.documents;
@@ -238,6 +239,8 @@ Result<IngestProgress> IngestStream(int fd, store::Ledger* ledger,
     unit.offset = offset;
     unit.line = pos.line;
     unit.unit.positions.push_back({options.source, EncodeStreamPosition(pos)});
+    // Compress the raw bytes here, on the decoding thread, not in the commit.
+    store::PrepareUnit(&unit.unit);
     committer_ok = committer.Submit(std::move(unit));
     unit = PendingUnit();
   };

@@ -49,6 +49,23 @@ Status DecodeWatchEventV1Into(RecordReader* r, WatchEvent* e) {
   return Status::Ok();
 }
 
+Status DecodeWatchEventRefV1(RecordReader* r, WatchEventRef* e) {
+  uint8_t type = 0;
+  uint8_t kind = 0;
+  std::string_view raw;
+  if (!r->Byte(&type) || !r->Byte(&kind)) return Truncated("watch event");
+  if (type < 1 || type > 4) return Status::Corruption("watch event: unknown event type");
+  if (kind < 1 || kind > 2) return Status::Corruption("watch event: unknown object kind");
+  e->type = static_cast<WatchEventType>(type);
+  e->kind = static_cast<ObjectKind>(kind);
+  if (!r->Bytes(&e->api_version) || !r->Bytes(&e->namespace_) || !r->Bytes(&e->name) ||
+      !r->Bytes(&e->uid) || !r->Bytes(&e->resource_version) || !r->Bytes(&e->owner_name) ||
+      !r->Bytes(&e->owner_uid) || !r->Bytes(&raw)) {
+    return Truncated("watch event");
+  }
+  return Status::Ok();
+}
+
 Result<Input> DecodeWatchEventV1(RecordReader* r) {
   WatchEvent e;
   uint8_t type = 0;
@@ -179,7 +196,7 @@ bool GetJson(RecordReader* r, Json* out) {
 
 }  // namespace
 
-void RecordWriter::Varint(uint64_t v) {
+void RecordWriter::VarintSlow(uint64_t v) {
   while (v >= 0x80) {
     out_->push_back(static_cast<char>((v & 0x7f) | 0x80));
     v >>= 7;
@@ -187,24 +204,12 @@ void RecordWriter::Varint(uint64_t v) {
   out_->push_back(static_cast<char>(v));
 }
 
-void RecordWriter::Bytes(std::string_view s) {
-  Varint(s.size());
-  out_->append(s);
-}
-
 void RecordWriter::Time(cronledger::Time t) {
   Signed(t.unix_seconds());
   Varint(static_cast<uint64_t>(t.nanos()));
 }
 
-bool RecordReader::Byte(uint8_t* b) {
-  if (!ok_ || in_.empty()) return Fail();
-  *b = static_cast<uint8_t>(in_[0]);
-  in_.remove_prefix(1);
-  return true;
-}
-
-bool RecordReader::Varint(uint64_t* v) {
+bool RecordReader::VarintSlow(uint64_t* v) {
   uint64_t result = 0;
   for (int shift = 0; shift <= 63; shift += 7) {
     if (!ok_ || in_.empty()) return Fail();
@@ -224,15 +229,6 @@ bool RecordReader::Signed(int64_t* v) {
   uint64_t u = 0;
   if (!Varint(&u)) return false;
   *v = static_cast<int64_t>((u >> 1) ^ (~(u & 1) + 1));
-  return true;
-}
-
-bool RecordReader::Bytes(std::string_view* s) {
-  uint64_t n = 0;
-  if (!Varint(&n)) return false;
-  if (n > in_.size()) return Fail();
-  *s = in_.substr(0, n);
-  in_.remove_prefix(n);
   return true;
 }
 
@@ -366,6 +362,23 @@ Status DecodeInputInto(std::string_view bytes, Input* out) {
     return Status::Ok();
   }
   CL_ASSIGN_OR_RETURN(*out, DecodeInput(bytes));
+  return Status::Ok();
+}
+
+Status DecodeWatchEventRef(std::string_view bytes, WatchEventRef* out) {
+  RecordReader r(bytes);
+  uint8_t version = 0;
+  uint8_t type = 0;
+  if (!r.Byte(&version) || !r.Byte(&type)) return Truncated("input");
+  if (version != kInputFormatV1) {
+    return Status::Corruption("input: unsupported format version " + std::to_string(version));
+  }
+  if (type != static_cast<uint8_t>(RecordType::kWatchEvent)) {
+    return Status::Corruption("input: record type " + std::to_string(type) +
+                              " is not a watch event");
+  }
+  CL_RETURN_IF_ERROR(DecodeWatchEventRefV1(&r, out));
+  if (!r.done()) return Status::Corruption("input: trailing bytes");
   return Status::Ok();
 }
 

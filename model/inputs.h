@@ -54,6 +54,26 @@ struct WatchEvent {
   friend bool operator==(const WatchEvent&, const WatchEvent&) = default;
 };
 
+// A watch event's normalized fields as views (no copies): what log scans and the fold of the view
+// read. Valid as long as the bytes or the WatchEvent it views. It has no raw bytes (the log keeps
+// them apart from the record).
+struct WatchEventRef {
+  WatchEventType type = WatchEventType::kAdded;
+  ObjectKind kind = ObjectKind::kCronJob;
+  std::string_view api_version;
+  std::string_view namespace_;
+  std::string_view name;
+  std::string_view uid;
+  std::string_view resource_version;
+  std::string_view owner_name;
+  std::string_view owner_uid;
+  static WatchEventRef Of(const WatchEvent& e) {
+    return {e.type,     e.kind, e.api_version,      e.namespace_,
+            e.name,     e.uid,  e.resource_version, e.owner_name,
+            e.owner_uid};
+  }
+};
+
 // One reconcile pass of one CronJob: the `now` it ran at and why it ran.
 struct Tick {
   Time now;
@@ -141,6 +161,15 @@ Result<Input> DecodeInput(std::string_view bytes);
 // type (log scans). On error `*out` is unspecified.
 Status DecodeInputInto(std::string_view bytes, Input* out);
 
+// The record type of an encoded input (its byte 1); 0 when `bytes` is shorter than a header.
+inline uint8_t EncodedRecordType(std::string_view bytes) {
+  return bytes.size() < 2 ? 0 : static_cast<uint8_t>(bytes[1]);
+}
+// Decodes an encoded watch event record (every format version) into views of `bytes`, without
+// copying or allocating; the raw bytes in the record, if any, are checked and skipped. Corruption
+// as DecodeInput does, and for a record of another type.
+Status DecodeWatchEventRef(std::string_view bytes, WatchEventRef* out);
+
 // Decision log records. Json members (job object, status) are stored as CBOR.
 void EncodeDecisionRecord(const Decision& d, std::string* out);
 std::string EncodeDecisionRecord(const Decision& d);
@@ -151,14 +180,24 @@ class RecordWriter {
  public:
   explicit RecordWriter(std::string* out) : out_(out) {}
   void Byte(uint8_t b) { out_->push_back(static_cast<char>(b)); }
-  void Varint(uint64_t v);
+  void Varint(uint64_t v) {
+    if (v < 0x80) {  // inline fast path: the common one-byte case (lengths, kinds, flags)
+      out_->push_back(static_cast<char>(v));
+    } else {
+      VarintSlow(v);
+    }
+  }
   void Signed(int64_t v) {
     Varint((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
   }
-  void Bytes(std::string_view s);
+  void Bytes(std::string_view s) {
+    Varint(s.size());
+    out_->append(s);
+  }
   void Time(cronledger::Time t);
 
  private:
+  void VarintSlow(uint64_t v);
   std::string* out_;
 };
 
@@ -167,10 +206,30 @@ class RecordWriter {
 class RecordReader {
  public:
   explicit RecordReader(std::string_view in) : in_(in) {}
-  bool Byte(uint8_t* b);
-  bool Varint(uint64_t* v);
+  bool Byte(uint8_t* b) {
+    if (!ok_ || in_.empty()) return Fail();
+    *b = static_cast<uint8_t>(in_[0]);
+    in_.remove_prefix(1);
+    return true;
+  }
+  bool Varint(uint64_t* v) {
+    // Inline fast path for one-byte values (field lengths); the general case is out of line.
+    if (ok_ && !in_.empty() && static_cast<uint8_t>(in_[0]) < 0x80) {
+      *v = static_cast<uint8_t>(in_[0]);
+      in_.remove_prefix(1);
+      return true;
+    }
+    return VarintSlow(v);
+  }
   bool Signed(int64_t* v);
-  bool Bytes(std::string_view* s);
+  bool Bytes(std::string_view* s) {
+    uint64_t n = 0;
+    if (!Varint(&n)) return false;
+    if (n > in_.size()) return Fail();
+    *s = in_.substr(0, n);
+    in_.remove_prefix(n);
+    return true;
+  }
   bool String(std::string* s);
   bool Time(cronledger::Time* t);
   bool ok() const { return ok_; }
@@ -179,6 +238,7 @@ class RecordReader {
 
  private:
   bool Fail() { return ok_ = false; }
+  bool VarintSlow(uint64_t* v);
   std::string_view in_;
   bool ok_ = true;
 };

@@ -244,5 +244,49 @@ TEST(InputsTest, DecodesFrozenV1Fixtures) {
   EXPECT_EQ(d->policy, (PolicySnapshot{"*/5 * * * *", "UTC", "Forbid", std::nullopt, false}));
 }
 
+// The zero-copy decoder (log scans, the fold) sees exactly what DecodeInput sees, minus the raw
+// bytes; it refuses what DecodeInput refuses, and other record types.
+TEST(InputsTest, WatchEventRefViewsTheSameFields) {
+  for (const Input& in : SampleInputs()) {
+    const std::string bytes = EncodeInput(in);
+    WatchEventRef ref;
+    const Status s = DecodeWatchEventRef(bytes, &ref);
+    const auto* ev = std::get_if<WatchEvent>(&in);
+    EXPECT_EQ(EncodedRecordType(bytes), static_cast<uint8_t>(InputRecordType(in)));
+    if (ev == nullptr) {
+      EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+      continue;
+    }
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    const WatchEventRef want = WatchEventRef::Of(*ev);
+    EXPECT_EQ(ref.type, want.type);
+    EXPECT_EQ(ref.kind, want.kind);
+    EXPECT_EQ(ref.api_version, want.api_version);
+    EXPECT_EQ(ref.namespace_, want.namespace_);
+    EXPECT_EQ(ref.name, want.name);
+    EXPECT_EQ(ref.uid, want.uid);
+    EXPECT_EQ(ref.resource_version, want.resource_version);
+    EXPECT_EQ(ref.owner_name, want.owner_name);
+    EXPECT_EQ(ref.owner_uid, want.owner_uid);
+    // Views into `bytes`, not copies.
+    EXPECT_GE(ref.name.data(), bytes.data());
+    EXPECT_LE(ref.name.data() + ref.name.size(), bytes.data() + bytes.size());
+    for (size_t n = 0; n < bytes.size(); ++n) {
+      EXPECT_TRUE(DecodeWatchEventRef(std::string_view(bytes.data(), n), &ref).IsCorruption()) << n;
+    }
+    EXPECT_TRUE(DecodeWatchEventRef(bytes + "x", &ref).IsCorruption());
+    std::string bad = bytes;
+    bad[0] = 2;  // an unknown format version
+    EXPECT_TRUE(DecodeWatchEventRef(bad, &ref).IsCorruption());
+  }
+  WatchEventRef ref;
+  const std::string v1 = FromHex(kV1WatchEvent);  // the views point into it
+  ASSERT_TRUE(DecodeWatchEventRef(v1, &ref).ok());
+  EXPECT_EQ(ref.type, WatchEventType::kModified);
+  EXPECT_EQ(ref.name, "job-1");
+  EXPECT_EQ(ref.owner_uid, "ouu");
+  EXPECT_EQ(EncodedRecordType("\x01"), 0);
+}
+
 }  // namespace
 }  // namespace cronledger::model

@@ -81,6 +81,21 @@ Result<LogValue> DecodeLogValue(std::string_view bytes) {
   return v;
 }
 
+bool LogValueInput(std::string_view bytes, std::string_view* input) {
+  // version, recorded_at (two varints: zigzag seconds, nanos), flags.
+  if (bytes.empty() || static_cast<uint8_t>(bytes[0]) != kLogEnvelopeV1) return false;
+  size_t i = 1;
+  for (int varint = 0; varint < 2; ++varint) {
+    const size_t start = i;
+    while (i < bytes.size() && (static_cast<uint8_t>(bytes[i]) & 0x80) != 0) ++i;
+    if (i >= bytes.size() || i - start >= 10) return false;  // truncated or over 64 bits
+    ++i;
+  }
+  if (i >= bytes.size()) return false;  // no flags byte
+  *input = bytes.substr(i + 1);
+  return true;
+}
+
 std::string EncodeQuarantine(const QuarantineEntry& q) {
   std::string out;
   model::RecordWriter w(&out);

@@ -46,6 +46,9 @@ struct LogValue {
   std::string_view input;  // the model encoding
 };
 Result<LogValue> DecodeLogValue(std::string_view bytes);
+// The model encoding of an input log value, its envelope skipped without decoding recorded_at
+// (log scans that only fold): false when the envelope is malformed.
+bool LogValueInput(std::string_view bytes, std::string_view* input);
 
 std::string EncodeQuarantine(const QuarantineEntry& q);
 Result<QuarantineEntry> DecodeQuarantine(uint64_t id, std::string_view bytes);

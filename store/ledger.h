@@ -108,7 +108,19 @@ struct UnitOfWork {
   // Per-CronJob controller state blobs ("ns/name" -> bytes); an empty optional deletes.
   std::vector<std::pair<std::string, std::optional<std::string>>> controller_state;
   std::vector<SourcePosition> positions;
+  // The raw bytes of `inputs`' watch events as the ledger stores them (compressed, versioned;
+  // docs/ledger.md "Raw bytes"), one per input: empty for other inputs and for events without raw
+  // bytes. Filled by PrepareUnit(); Commit() prepares a unit whose stored_raw does not have one
+  // entry per input. Callers only call PrepareUnit() and leave it alone otherwise.
+  std::vector<std::string> stored_raw;
 };
+
+// Compresses the raw bytes of `unit`'s watch events into unit->stored_raw (the inputs stay as
+// they are), so that this work runs on the calling thread (an ingest decoder, an appender before
+// it queues) and not in the commit group's serial part. Commit() does it on the committing
+// caller's thread, before queueing, for a unit that is not prepared. Call it after the inputs are
+// final; it recomputes stored_raw from scratch.
+void PrepareUnit(UnitOfWork* unit);
 
 struct CommitResult {
   uint64_t first_input_seq = 0;  // 0 when the unit had no inputs
@@ -137,6 +149,11 @@ struct CommitStats {
   uint64_t groups = 0;  // WriteBatches written (one per leader turn)
   uint64_t syncs = 0;   // fsyncs issued (synced writes + SyncWAL)
   size_t queued = 0;    // units waiting or being written right now
+  // Where commit groups spent their time (steady clock, summed over groups): preparing the batch
+  // (seqs, records, the fold into the view) and writing it (RocksDB write, with kAlways its
+  // fsync). Benchmarks print them.
+  uint64_t prepare_nanos = 0;
+  uint64_t write_nanos = 0;
 };
 
 // One CronJob with its Jobs, read from one consistent snapshot (what decide() takes).
@@ -211,6 +228,12 @@ class Ledger {
   // Calls fn for input records with seq >= from_seq in order until fn returns false.
   virtual Status ScanInputs(uint64_t from_seq, bool with_raw,
                             const std::function<bool(const LogRecord&)>& fn) = 0;
+  // Calls fn(seq, event) for the watch events of the input log with seq >= from_seq, in order,
+  // until fn returns false; other records are skipped. The event's fields view the stored record
+  // and are valid only during the call: nothing is copied (what Rebuild folds). The default
+  // implementation scans with ScanInputs: a class that wraps a Ledger should forward it.
+  virtual Status ScanWatchEvents(
+      uint64_t from_seq, const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn);
   virtual Status ScanDecisions(uint64_t from_seq,
                                const std::function<bool(const model::Decision&)>& fn) = 0;
   // Index scans over decision time in [from, to), oldest first, at most `limit` (0 = no limit).

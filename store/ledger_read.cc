@@ -6,6 +6,7 @@
 
 #include "model/json.h"
 #include "store/keys.h"
+#include "store/raw_codec.h"
 #include "store/rocksdb_ledger.h"
 
 namespace cronledger::store {
@@ -51,7 +52,7 @@ Result<ViewObject> RocksDbLedger::GetObjectAt(model::ObjectKind kind, std::strin
                                     std::to_string(obj.entry.source_seq))
                : raw.status();
   }
-  obj.raw = std::move(*raw);
+  CL_RETURN_IF_ERROR(DecodeRawValueOf(obj.entry.source_seq, *raw, &obj.raw));
   return obj;
 }
 
@@ -133,9 +134,11 @@ Result<std::vector<model::CronJob>> RocksDbLedger::ListCronJobs() {
     }
     CL_RETURN_IF_ERROR(FromRocks(it->status(), "cronjob scan"));
   }
+  std::string raw;
   for (const auto& e : entries) {
-    CL_ASSIGN_OR_RETURN(std::string raw,
+    CL_ASSIGN_OR_RETURN(std::string stored,
                         GetRaw(kRawCf, keys::Be64(e.source_seq), scope.snapshot()));
+    CL_RETURN_IF_ERROR(DecodeRawValueOf(e.source_seq, stored, &raw));
     CL_ASSIGN_OR_RETURN(model::CronJob cj,
                         DecodeObject<model::CronJob>(raw, &model::DecodeCronJob, "stored CronJob"));
     out.push_back(std::move(cj));
@@ -182,6 +185,45 @@ Status RocksDbLedger::ScanInputs(uint64_t from_seq, bool with_raw,
   return ScanInputsAt(scope.snapshot(), from_seq, with_raw, fn);
 }
 
+Status Ledger::ScanWatchEvents(
+    uint64_t from_seq, const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn) {
+  return ScanInputs(from_seq, false, [&fn](const LogRecord& rec) {
+    const auto* ev = std::get_if<model::WatchEvent>(&rec.input);
+    return ev == nullptr || fn(rec.seq, model::WatchEventRef::Of(*ev));
+  });
+}
+
+Status RocksDbLedger::ScanWatchEvents(
+    uint64_t from_seq, const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn) {
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
+  return ScanWatchEventsAt(scope.snapshot(), from_seq, fn);
+}
+
+Status RocksDbLedger::ScanWatchEventsAt(
+    const rocksdb::Snapshot* snapshot, uint64_t from_seq,
+    const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn) {
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kInputsCf]));
+  model::WatchEventRef ev;
+  std::string_view input;
+  for (it->Seek(keys::Be64(from_seq)); it->Valid(); it->Next()) {
+    // The fold needs no recorded_at: skip the envelope instead of decoding it.
+    if (!keys::LogValueInput(ToView(it->value()), &input)) {
+      return Status::Corruption("input log: malformed envelope");
+    }
+    if (model::EncodedRecordType(input) != static_cast<uint8_t>(model::RecordType::kWatchEvent)) {
+      continue;
+    }
+    uint64_t seq = 0;
+    if (!keys::GetBe64(ToView(it->key()), &seq)) return Status::Corruption("input log key");
+    CL_RETURN_IF_ERROR(model::DecodeWatchEventRef(input, &ev));
+    if (!fn(seq, ev)) break;
+  }
+  return FromRocks(it->status(), "input log scan");
+}
+
 Status RocksDbLedger::ScanInputsAt(const rocksdb::Snapshot* snapshot, uint64_t from_seq,
                                    bool with_raw, const std::function<bool(const LogRecord&)>& fn) {
   rocksdb::ReadOptions ro;
@@ -202,7 +244,7 @@ Status RocksDbLedger::ScanInputsAt(const rocksdb::Snapshot* snapshot, uint64_t f
       const std::string key = keys::Be64(rec.seq);
       if (!raw_it->Valid() || raw_it->key().compare(key) < 0) raw_it->Seek(key);
       if (raw_it->Valid() && raw_it->key() == rocksdb::Slice(key)) {
-        ev->raw.assign(raw_it->value().data(), raw_it->value().size());
+        CL_RETURN_IF_ERROR(DecodeRawValueOf(rec.seq, ToView(raw_it->value()), &ev->raw));
       }
     }
     if (!fn(rec)) break;

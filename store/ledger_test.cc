@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "store/keys.h"
 #include "store/test_util.h"
 
 namespace cronledger::store {
@@ -281,6 +282,30 @@ TEST(LedgerTest, SyncModes) {
       }
     }
     EXPECT_EQ(OpenLedger(dir.path())->Meta()->last_input_seq, 10u);
+  }
+}
+
+// The scan-only envelope skip (ScanWatchEvents) finds the same record as the full decode, and
+// refuses every truncated envelope.
+TEST(LedgerTest, LogValueInputSkipsTheEnvelopeDecodeLogValueReads) {
+  const model::Input in = CronJobEvent(WatchEventType::kAdded, "ns", "a", "u", "1");
+  for (const Time t : {Time::FromUnix(1700000000, 999999999), Time::FromUnix(0), Time::GoZero(),
+                       Time::FromUnix(-5, 1)}) {
+    for (const uint8_t flags : {uint8_t{0}, keys::kFlagRawPruned}) {
+      const std::string bytes = keys::EncodeLogValue(t, flags, in);
+      auto full = keys::DecodeLogValue(bytes);
+      ASSERT_TRUE(full.ok());
+      std::string_view input;
+      ASSERT_TRUE(keys::LogValueInput(bytes, &input));
+      EXPECT_EQ(input, full->input);
+      const size_t envelope = bytes.size() - input.size();
+      for (size_t n = 0; n < envelope; ++n) {
+        EXPECT_FALSE(keys::LogValueInput(std::string_view(bytes.data(), n), &input)) << n;
+      }
+      std::string other = bytes;
+      other[0] = 2;  // an unknown envelope version
+      EXPECT_FALSE(keys::LogValueInput(other, &input));
+    }
   }
 }
 

@@ -46,13 +46,12 @@ Result<RebuildReport> RocksDbLedger::Rebuild(bool repair) {
   RebuildReport report;
   FlatViewStore rebuilt;
   Status fold_status;
-  CL_RETURN_IF_ERROR(ScanInputsAt(scope.snapshot(), 0, false, [&](const LogRecord& rec) {
-    if (const auto* ev = std::get_if<model::WatchEvent>(&rec.input)) {
-      fold_status = FoldWatchEvent(*ev, rec.seq, &rebuilt);
-      ++report.records_folded;
-    }
-    return fold_status.ok();
-  }));
+  CL_RETURN_IF_ERROR(
+      ScanWatchEventsAt(scope.snapshot(), 0, [&](uint64_t seq, const model::WatchEventRef& ev) {
+        fold_status = FoldWatchEvent(ev, seq, &rebuilt);
+        ++report.records_folded;
+        return fold_status.ok();
+      }));
   CL_RETURN_IF_ERROR(fold_status);
   report.view_entries = rebuilt.size();
   const auto sorted = rebuilt.SortedEntries();
@@ -69,7 +68,7 @@ Result<RebuildReport> RocksDbLedger::Rebuild(bool repair) {
     while (it->Valid() || want_it != want_end) {
       const int cmp = !it->Valid()          ? 1
                       : want_it == want_end ? -1
-                                            : ToView(it->key()).compare((*want_it)->first);
+                                            : ToView(it->key()).compare(want_it->first);
       if (cmp < 0) {  // stored, not rebuilt
         const std::string key(ToView(it->key()));
         report.differences.push_back(
@@ -77,18 +76,18 @@ Result<RebuildReport> RocksDbLedger::Rebuild(bool repair) {
         CL_RETURN_IF_ERROR(FromRocks(fix.Delete(cfs_[kViewCf], key), "rebuild batch"));
         it->Next();
       } else if (cmp > 0) {  // rebuilt, not stored
-        report.differences.push_back({view_key::Describe((*want_it)->first), "",
-                                      DescribeValue((*want_it)->first, (*want_it)->second)});
-        CL_RETURN_IF_ERROR(FromRocks(fix.Put(cfs_[kViewCf], (*want_it)->first, (*want_it)->second),
-                                     "rebuild batch"));
+        report.differences.push_back({view_key::Describe(want_it->first), "",
+                                      DescribeValue(want_it->first, want_it->second)});
+        CL_RETURN_IF_ERROR(
+            FromRocks(fix.Put(cfs_[kViewCf], want_it->first, want_it->second), "rebuild batch"));
         ++want_it;
       } else {
-        if (ToView(it->value()) != (*want_it)->second) {
-          report.differences.push_back({view_key::Describe((*want_it)->first),
-                                        DescribeValue((*want_it)->first, ToView(it->value())),
-                                        DescribeValue((*want_it)->first, (*want_it)->second)});
-          CL_RETURN_IF_ERROR(FromRocks(
-              fix.Put(cfs_[kViewCf], (*want_it)->first, (*want_it)->second), "rebuild batch"));
+        if (ToView(it->value()) != want_it->second) {
+          report.differences.push_back({view_key::Describe(want_it->first),
+                                        DescribeValue(want_it->first, ToView(it->value())),
+                                        DescribeValue(want_it->first, want_it->second)});
+          CL_RETURN_IF_ERROR(
+              FromRocks(fix.Put(cfs_[kViewCf], want_it->first, want_it->second), "rebuild batch"));
         }
         it->Next();
         ++want_it;

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "store/keys.h"
+#include "store/raw_codec.h"
 
 namespace cronledger::store {
 
@@ -121,7 +122,11 @@ rocksdb::ColumnFamilyOptions CfOptions(Cf cf, const std::shared_ptr<rocksdb::Cac
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
   o.compression = rocksdb::kLZ4Compression;
   if (cf == kRawCf) {
-    // Raw objects are large and repetitive (managedFields): LZ4 when flushed, ZSTD once settled.
+    // Raw values are compressed one by one before they are written (raw format 2, so the WAL
+    // carries them compressed too): flushes store them as they are instead of spending CPU on
+    // LZ4 blocks of LZ4 output. The settled bottommost level still uses ZSTD, for legacy
+    // (uncompressed) values of older stores and the redundancy across neighbouring objects.
+    o.compression = rocksdb::kNoCompression;
     o.bottommost_compression = rocksdb::kZSTD;
   }
   return o;
@@ -172,6 +177,18 @@ std::string_view SyncModeName(SyncMode m) {
 
 Result<std::unique_ptr<Ledger>> Ledger::Open(const LedgerOptions& options) {
   return RocksDbLedger::OpenImpl(options);
+}
+
+void PrepareUnit(UnitOfWork* unit) {
+  unit->stored_raw.resize(unit->inputs.size());
+  for (size_t i = 0; i < unit->inputs.size(); ++i) {
+    const auto* ev = std::get_if<model::WatchEvent>(&unit->inputs[i]);
+    if (ev == nullptr || ev->raw.empty()) {
+      unit->stored_raw[i].clear();
+    } else {
+      EncodeRawValue(ev->raw, &unit->stored_raw[i]);
+    }
+  }
 }
 
 RocksDbLedger::RocksDbLedger(const LedgerOptions& options)
@@ -414,6 +431,8 @@ Status RocksDbLedger::LoadCounters() {
 Result<CommitResult> RocksDbLedger::Commit(UnitOfWork unit) {
   CL_RETURN_IF_ERROR(CheckWritable("commit"));
   CL_RETURN_IF_ERROR(ValidateUnit(unit));
+  // Compression runs here, on the caller's thread, while another group may be writing.
+  if (unit.stored_raw.size() != unit.inputs.size()) PrepareUnit(&unit);
   std::unique_lock<std::mutex> maintenance(maintenance_mu_, std::defer_lock);
   Writer w;
   w.unit = &unit;
@@ -427,9 +446,8 @@ Result<CommitResult> RocksDbLedger::Commit(UnitOfWork unit) {
   size_t bytes = 0;
   for (Writer* x : writers_) {
     size_t unit_bytes = 0;
-    for (const auto& in : x->unit->inputs) {
-      if (const auto* ev = std::get_if<model::WatchEvent>(&in)) unit_bytes += ev->raw.size();
-      unit_bytes += 256;  // keys, the input record, view and index entries
+    for (const auto& stored : x->unit->stored_raw) {
+      unit_bytes += stored.size() + 256;  // + keys, the input record, view and index entries
     }
     if (!group.empty() && bytes + unit_bytes > options_.max_group_bytes) break;
     bytes += unit_bytes;
@@ -440,6 +458,7 @@ Result<CommitResult> RocksDbLedger::Commit(UnitOfWork unit) {
 
   maintenance.lock();
   if (options_.before_group_write) options_.before_group_write();
+  const auto prepare_start = std::chrono::steady_clock::now();
   // Reserved up front: growing a multi-MiB batch by doubling copies it several times.
   rocksdb::WriteBatch batch(bytes + 4096);
   BatchViewStore overlay(db_.get(), cfs_[kViewCf]);
@@ -462,10 +481,16 @@ Result<CommitResult> RocksDbLedger::Commit(UnitOfWork unit) {
       if (status.ok()) status = FromRocks(batch.Put(cfs_[kMetaCf], key, keys::Be64(value)), "meta");
     }
   }
+  const auto write_start = std::chrono::steady_clock::now();
   if (status.ok()) status = WriteGroup(&batch, records);
   maintenance.unlock();
+  const auto write_end = std::chrono::steady_clock::now();
 
   l.lock();
+  stats_.prepare_nanos += static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(write_start - prepare_start).count());
+  stats_.write_nanos += static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(write_end - write_start).count());
   if (status.ok()) {
     committed_ = next;
     stats_.units += group.size();
@@ -496,18 +521,22 @@ Status RocksDbLedger::AddUnit(UnitOfWork* unit, ViewStore* overlay, rocksdb::Wri
   uint64_t last_tick_seq = 0;
   std::string seq_key;
   std::string record;  // reused: one encoding buffer for the whole unit
-  for (auto& in : unit->inputs) {
+  std::string no_raw;
+  for (size_t i = 0; i < unit->inputs.size(); ++i) {
+    auto& in = unit->inputs[i];
     const uint64_t seq = ++next->last_input_seq;
     if (result->first_input_seq == 0) result->first_input_seq = seq;
     result->last_input_seq = seq;
     seq_key.clear();
     keys::PutBe64(&seq_key, seq);
     if (auto* ev = std::get_if<model::WatchEvent>(&in)) {
-      // The log record is the normalized event; its raw bytes go to the raw column family.
-      std::string raw = std::move(ev->raw);
-      ev->raw.clear();
-      if (!raw.empty()) CL_RETURN_IF_ERROR(put(kRawCf, seq_key, raw));
+      // The log record is the normalized event; its raw bytes go to the raw column family,
+      // compressed by PrepareUnit() before the unit queued.
+      const std::string& stored = unit->stored_raw[i];
+      if (!stored.empty()) CL_RETURN_IF_ERROR(put(kRawCf, seq_key, stored));
+      ev->raw.swap(no_raw);  // encode the record without them (swapped back below)
       keys::EncodeLogValueTo(now, 0, in, &record);
+      ev->raw.swap(no_raw);
       CL_RETURN_IF_ERROR(put(kInputsCf, seq_key, record));
       CL_RETURN_IF_ERROR(FoldWatchEvent(*ev, seq, overlay));
     } else {

@@ -55,6 +55,9 @@ class RocksDbLedger final : public Ledger {
 
   Status ScanInputs(uint64_t from_seq, bool with_raw,
                     const std::function<bool(const LogRecord&)>& fn) override;
+  Status ScanWatchEvents(
+      uint64_t from_seq,
+      const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn) override;
   Status ScanDecisions(uint64_t from_seq,
                        const std::function<bool(const model::Decision&)>& fn) override;
   Result<std::vector<model::Decision>> DecisionsByCronJob(std::string_view ns,
@@ -114,6 +117,8 @@ class RocksDbLedger final : public Ledger {
   Status CatchUpLocked();
   Status ScanInputsAt(const rocksdb::Snapshot* snapshot, uint64_t from_seq, bool with_raw,
                       const std::function<bool(const LogRecord&)>& fn);
+  Status ScanWatchEventsAt(const rocksdb::Snapshot* snapshot, uint64_t from_seq,
+                           const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn);
   // Appends `unit` to `batch`, advancing `next` and filling `result`. Reads the view through
   // `overlay`, which holds the group's earlier writes.
   Status AddUnit(UnitOfWork* unit, ViewStore* overlay, rocksdb::WriteBatch* batch, Counters* next,

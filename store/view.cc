@@ -165,7 +165,7 @@ Result<bool> ViewStore::GetInto(std::string_view key, std::string* value) {
   return true;
 }
 
-Status FoldWatchEvent(const model::WatchEvent& ev, uint64_t seq, ViewStore* view) {
+Status FoldWatchEvent(const model::WatchEventRef& ev, uint64_t seq, ViewStore* view) {
   using model::WatchEventType;
   // Per-thread scratch buffers: folding a log allocates nothing per record once they have grown.
   thread_local std::string key, value, prior_bytes, index_key;
@@ -200,9 +200,9 @@ Status FoldWatchEvent(const model::WatchEvent& ev, uint64_t seq, ViewStore* view
     }
     return Status::Ok();
   }
-  const std::string_view owner_name = is_job ? std::string_view(ev.owner_name) : "";
+  const std::string_view owner_name = is_job ? ev.owner_name : "";
   EncodeEntryTo({ev.kind, ev.api_version, ev.namespace_, ev.name, ev.uid, ev.resource_version,
-                 owner_name, is_job ? std::string_view(ev.owner_uid) : "", seq},
+                 owner_name, is_job ? ev.owner_uid : "", seq},
                 &value);
   view->Put(key, value);
   if (is_job) {
@@ -250,48 +250,114 @@ void MemViewStore::Delete(std::string_view key) {
 
 namespace cronledger::store {
 
-FlatViewStore::Map::iterator FlatViewStore::Find(std::string_view key) {
-  if (last_ != entries_.end() && last_->first == key) return last_;
-  auto it = entries_.find(key);
-  if (it != entries_.end()) last_ = it;
-  return it;
+uint32_t FlatViewStore::Find(std::string_view key, uint64_t h) const {
+  if (slots_.empty()) return kNone;
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    const uint32_t s = slots_[i];
+    if (s == kEmpty) return kNone;
+    if (s == kTombstone) continue;
+    const Entry& e = entries_[s - 1];
+    if (e.hash == h && e.key() == key) return s - 1;
+  }
+}
+
+uint32_t FlatViewStore::FindCached(std::string_view key, uint64_t* h) {
+  if (last_ != kNone && entries_[last_].live && entries_[last_].key() == key) {
+    *h = entries_[last_].hash;
+    return last_;
+  }
+  *h = Hash()(key);
+  const uint32_t found = Find(key, *h);
+  if (found != kNone) last_ = found;
+  return found;
+}
+
+void FlatViewStore::Grow() {
+  // At most half full (live + tombstones): probes stay short. Rebuilding drops the tombstones.
+  size_t n = slots_.empty() ? 1024 : slots_.size();
+  while ((live_ + 1) * 2 > n) n *= 2;
+  slots_.assign(n, kEmpty);
+  const size_t mask = n - 1;
+  for (uint32_t idx = 0; idx < entries_.size(); ++idx) {
+    if (!entries_[idx].live) continue;
+    size_t i = entries_[idx].hash & mask;
+    while (slots_[i] != kEmpty) i = (i + 1) & mask;
+    slots_[i] = idx + 1;
+  }
+  used_slots_ = live_;
 }
 
 Result<std::optional<std::string>> FlatViewStore::Get(std::string_view key) {
-  auto it = Find(key);
-  if (it == entries_.end()) return std::optional<std::string>();
-  return std::optional<std::string>(it->second);
+  uint64_t h = 0;
+  const uint32_t idx = FindCached(key, &h);
+  if (idx == kNone) return std::optional<std::string>();
+  return std::optional<std::string>(std::string(entries_[idx].value()));
 }
 
 Result<bool> FlatViewStore::GetInto(std::string_view key, std::string* value) {
-  auto it = Find(key);
-  if (it == entries_.end()) return false;
-  value->assign(it->second);
+  uint64_t h = 0;
+  const uint32_t idx = FindCached(key, &h);
+  if (idx == kNone) return false;
+  value->assign(entries_[idx].value());
   return true;
 }
 
 void FlatViewStore::Put(std::string_view key, std::string_view value) {
-  auto it = Find(key);
-  if (it == entries_.end()) {
-    last_ = entries_.emplace(std::string(key), std::string(value)).first;
-  } else {
-    it->second.assign(value);
+  uint64_t h = 0;
+  uint32_t idx = FindCached(key, &h);
+  if (idx != kNone) {
+    Entry& e = entries_[idx];
+    e.bytes.resize(e.key_len);  // keeps the capacity: an update allocates only when it grows
+    e.bytes.append(value);
+    return;
   }
+  if ((used_slots_ + 1) * 2 > slots_.size()) Grow();
+  if (free_.empty()) {
+    CL_CHECK(entries_.size() < kTombstone - 1);
+    idx = static_cast<uint32_t>(entries_.size());
+    entries_.emplace_back();
+  } else {
+    idx = free_.back();
+    free_.pop_back();
+  }
+  Entry& e = entries_[idx];
+  e.hash = h;
+  e.key_len = static_cast<uint32_t>(key.size());
+  e.live = true;
+  e.bytes.assign(key).append(value);
+  const size_t mask = slots_.size() - 1;
+  size_t i = h & mask;
+  while (slots_[i] != kEmpty && slots_[i] != kTombstone) i = (i + 1) & mask;
+  if (slots_[i] == kEmpty) ++used_slots_;
+  slots_[i] = idx + 1;
+  ++live_;
+  last_ = idx;
 }
 
 void FlatViewStore::Delete(std::string_view key) {
-  auto it = Find(key);
-  if (it == entries_.end()) return;
-  entries_.erase(it);
-  last_ = entries_.end();
+  const uint64_t h = Hash()(key);
+  const uint32_t idx = Find(key, h);
+  if (idx == kNone) return;
+  const size_t mask = slots_.size() - 1;
+  size_t i = h & mask;
+  while (slots_[i] != idx + 1) i = (i + 1) & mask;
+  slots_[i] = kTombstone;
+  Entry& e = entries_[idx];
+  e.live = false;
+  e.bytes.clear();  // keeps the capacity for the entry that reuses it
+  free_.push_back(idx);
+  --live_;
+  if (last_ == idx) last_ = kNone;
 }
 
-std::vector<const FlatViewStore::Map::value_type*> FlatViewStore::SortedEntries() const {
-  std::vector<const Map::value_type*> out;
-  out.reserve(entries_.size());
-  for (const auto& e : entries_) out.push_back(&e);
-  std::sort(out.begin(), out.end(),
-            [](const auto* a, const auto* b) { return a->first < b->first; });
+std::vector<std::pair<std::string_view, std::string_view>> FlatViewStore::SortedEntries() const {
+  std::vector<std::pair<std::string_view, std::string_view>> out;
+  out.reserve(live_);
+  for (const Entry& e : entries_) {
+    if (e.live) out.emplace_back(e.key(), e.value());
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }
 

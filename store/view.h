@@ -83,7 +83,10 @@ class ViewStore {
 // (and re-point the owner index when a Job's controller owner changes), DELETED removes it when
 // the uid matches (or the event has none), BOOKMARK only advances the resource's resourceVersion.
 // Deterministic; its only effects are on `view`. Fails only when `view` fails to read.
-Status FoldWatchEvent(const model::WatchEvent& ev, uint64_t seq, ViewStore* view);
+Status FoldWatchEvent(const model::WatchEventRef& ev, uint64_t seq, ViewStore* view);
+inline Status FoldWatchEvent(const model::WatchEvent& ev, uint64_t seq, ViewStore* view) {
+  return FoldWatchEvent(model::WatchEventRef::Of(ev), seq, view);
+}
 
 // An ordered in-memory view (rebuild's scratch area, tests, benchmarks).
 class MemViewStore : public ViewStore {
@@ -98,30 +101,50 @@ class MemViewStore : public ViewStore {
   std::map<std::string, std::string, std::less<>> entries_;
 };
 
-// An unordered in-memory view for folding a whole log (rebuild, benchmarks): a hash map, so a
-// fold costs no ordered-tree walks; SortedEntries() orders it once at the end.
+// An unordered in-memory view for folding a whole log (rebuild, benchmarks): an open-addressing
+// hash table, so a fold costs no ordered-tree walks and few cache misses; SortedEntries() orders
+// it once at the end. Each entry keeps its key and value in one buffer, so a lookup touches the
+// slot array and that buffer, and updating an existing key reuses its capacity (no allocation).
 class FlatViewStore : public ViewStore {
  public:
   struct Hash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
   };
-  using Map = std::unordered_map<std::string, std::string, Hash, std::equal_to<>>;
 
   Result<std::optional<std::string>> Get(std::string_view key) override;
   Result<bool> GetInto(std::string_view key, std::string* value) override;
   void Put(std::string_view key, std::string_view value) override;
   void Delete(std::string_view key) override;
-  size_t size() const { return entries_.size(); }
-  // The entries ordered by key (pointers into this store; valid until it changes).
-  std::vector<const Map::value_type*> SortedEntries() const;
+  size_t size() const { return live_; }
+  // The entries (key, value) ordered by key; views into this store, valid until it changes.
+  std::vector<std::pair<std::string_view, std::string_view>> SortedEntries() const;
 
  private:
-  // The fold reads a key and then writes it: remember the last key found, so the write needs no
-  // second hash lookup. Node iterators stay valid across rehashing; erasing resets it.
-  Map::iterator Find(std::string_view key);
-  Map entries_;
-  Map::iterator last_ = entries_.end();
+  struct Entry {
+    uint64_t hash = 0;
+    uint32_t key_len = 0;
+    bool live = false;
+    std::string bytes;  // key, then value
+    std::string_view key() const { return std::string_view(bytes).substr(0, key_len); }
+    std::string_view value() const { return std::string_view(bytes).substr(key_len); }
+  };
+  static constexpr uint32_t kEmpty = 0;               // slot values: entry index + 1
+  static constexpr uint32_t kTombstone = UINT32_MAX;  // a deleted entry's slot
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  // The index in entries_ of `key` (hash `h`), or kNone.
+  uint32_t Find(std::string_view key, uint64_t h) const;
+  // Find() through the one-entry cache of the last key found (a fold reads a key, then writes it).
+  uint32_t FindCached(std::string_view key, uint64_t* h);
+  void Grow();
+
+  std::vector<uint32_t> slots_;  // power-of-two size, linear probing
+  std::vector<Entry> entries_;
+  std::vector<uint32_t> free_;  // indices of deleted entries, reused by inserts
+  size_t live_ = 0;
+  size_t used_slots_ = 0;  // live + tombstones
+  uint32_t last_ = kNone;
 };
 
 }  // namespace cronledger::store

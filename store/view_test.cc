@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <random>
+
 #include "store/test_util.h"
 
 namespace cronledger::store {
@@ -142,9 +145,9 @@ TEST(FoldTest, FlatViewEqualsMemView) {
   ASSERT_EQ(sorted.size(), mem.entries().size());
   ASSERT_EQ(flat.size(), mem.entries().size());
   auto it = mem.entries().begin();
-  for (const auto* e : sorted) {
-    EXPECT_EQ(e->first, it->first);
-    EXPECT_EQ(e->second, it->second) << view_key::Describe(e->first);
+  for (const auto& [key, value] : sorted) {
+    EXPECT_EQ(key, it->first);
+    EXPECT_EQ(value, it->second) << view_key::Describe(key);
     ++it;
   }
   // Reads see the last write, including after deletes.
@@ -156,6 +159,44 @@ TEST(FoldTest, FlatViewEqualsMemView) {
   ASSERT_TRUE(got.ok());
   ASSERT_TRUE(*got);
   EXPECT_EQ(DecodeObjectEntry(value)->owner_name, "cj2");
+}
+
+// The open-addressing table against an ordered map: random puts (new keys, updates that grow and
+// shrink values) and deletes (tombstones, reused entries) over enough keys to grow it many times.
+TEST(FoldTest, FlatViewStoreMatchesAnOrderedMap) {
+  FlatViewStore flat;
+  std::map<std::string, std::string> want;
+  std::mt19937 rng(11);
+  std::string value;
+  for (int i = 0; i < 40000; ++i) {
+    const std::string key = "k" + std::to_string(rng() % 6000) + std::string(rng() % 20, 'x');
+    const uint32_t op = rng() % 10;
+    if (op < 6) {
+      const std::string v(rng() % 120, static_cast<char>('a' + i % 26));
+      flat.Put(key, v);
+      want[key] = v;
+    } else if (op < 9) {
+      flat.Delete(key);
+      want.erase(key);
+    }
+    auto got = flat.GetInto(key, &value);
+    ASSERT_TRUE(got.ok());
+    auto it = want.find(key);
+    ASSERT_EQ(*got, it != want.end()) << key;
+    if (*got) {
+      ASSERT_EQ(value, it->second);
+    }
+  }
+  ASSERT_EQ(flat.size(), want.size());
+  const auto sorted = flat.SortedEntries();
+  ASSERT_EQ(sorted.size(), want.size());
+  auto it = want.begin();
+  for (const auto& [key, v] : sorted) {
+    EXPECT_EQ(key, it->first);
+    EXPECT_EQ(v, it->second);
+    ++it;
+  }
+  EXPECT_FALSE(*flat.Get("absent"));
 }
 
 }  // namespace
