@@ -55,13 +55,14 @@ struct CronJobRange {
 
 // Makes range.buffer[range.next] the range's next decision after range.last, reading chunks;
 // leaves the buffer empty when the range is exhausted.
-Status Refill(store::Ledger& ledger, const std::string& ns, Time to, size_t max_chunk,
+Status Refill(store::Ledger& ledger, const std::string& ns, Time to, size_t max_chunk, bool summary,
               CronJobRange& range) {
   range.buffer.clear();
   range.next = 0;
   while (range.buffer.empty() && !range.exhausted && range.from < to) {
     Result<std::vector<model::Decision>> got =
-        ledger.DecisionsByCronJob(ns, range.name, range.from, to, range.chunk);
+        summary ? ledger.DecisionSummariesByCronJob(ns, range.name, range.from, to, range.chunk)
+                : ledger.DecisionsByCronJob(ns, range.name, range.from, to, range.chunk);
     if (!got.ok()) return got.status();
     const size_t read = got->size();
     range.exhausted = read < range.chunk;
@@ -101,7 +102,7 @@ Status ForEachNamespaceMatch(store::Ledger& ledger, const DecisionQuery& q, Time
     r.name = std::move(names[i]);
     r.from = from;
     r.last = after;
-    CL_RETURN_IF_ERROR(Refill(ledger, q.namespace_, to, max_chunk, r));
+    CL_RETURN_IF_ERROR(Refill(ledger, q.namespace_, to, max_chunk, q.summary, r));
     if (!r.buffer.empty()) heads.push({Key{r.buffer[0].time, r.buffer[0].seq}, i});
   }
   while (!heads.empty()) {
@@ -112,7 +113,7 @@ Status ForEachNamespaceMatch(store::Ledger& ledger, const DecisionQuery& q, Time
     r.last = Key{d.time, d.seq};
     if (Matches(q, d) && !fn(d)) return Status::Ok();
     if (++r.next == r.buffer.size()) {
-      CL_RETURN_IF_ERROR(Refill(ledger, q.namespace_, to, max_chunk, r));
+      CL_RETURN_IF_ERROR(Refill(ledger, q.namespace_, to, max_chunk, q.summary, r));
       if (r.buffer.empty()) continue;
     }
     heads.push({Key{r.buffer[r.next].time, r.buffer[r.next].seq}, i});
@@ -136,7 +137,10 @@ Status ForEachMatch(store::Ledger& ledger, const DecisionQuery& q, std::optional
   while (from < to) {
     Result<std::vector<model::Decision>> got =
         index == "cronjob"
-            ? ledger.DecisionsByCronJob(q.cron_job_namespace, q.cron_job_name, from, to, chunk)
+            ? (q.summary ? ledger.DecisionSummariesByCronJob(q.cron_job_namespace, q.cron_job_name,
+                                                             from, to, chunk)
+                         : ledger.DecisionsByCronJob(q.cron_job_namespace, q.cron_job_name, from,
+                                                     to, chunk))
         : index == "time" ? ledger.DecisionsByActionReason(std::nullopt, "", from, to, chunk)
                           : ledger.DecisionsByActionReason(q.action, q.reason, from, to, chunk);
     if (!got.ok()) return got.status();
@@ -191,6 +195,12 @@ Result<DecisionPage> QueryDecisions(store::Ledger& ledger, const DecisionQuery& 
     return q.limit == 0 || page.items.size() <= q.limit;
   });
   if (!s.ok()) return s;
+  if (q.summary) {  // the indexes other than the CronJob index read whole records
+    for (model::Decision& d : page.items) {
+      d.job_object = nullptr;
+      d.status = nullptr;
+    }
+  }
   if (q.limit != 0 && page.items.size() > q.limit) {
     page.items.pop_back();
     page.continue_token = EncodeContinueToken(page.items.back().time, page.items.back().seq);
@@ -200,6 +210,7 @@ Result<DecisionPage> QueryDecisions(store::Ledger& ledger, const DecisionQuery& 
 
 Result<std::vector<DecisionCount>> CountDecisions(store::Ledger& ledger, DecisionQuery q) {
   if (Status s = Validate(q); !s.ok()) return s;
+  q.summary = true;  // action and reason are all a count needs
   std::map<std::pair<std::string, std::string>, uint64_t> counts;
   Status s = ForEachMatch(ledger, q, std::nullopt, [&](const model::Decision& d) {
     ++counts[{std::string(model::DecisionActionName(d.action)), d.reason}];
