@@ -33,7 +33,8 @@ bool Matches(const DecisionQuery& q, const model::Decision& d) {
 }
 
 using Key = std::pair<Time, uint64_t>;
-using MatchFn = std::function<bool(const model::Decision&)>;
+// Called with each match in order; it may move from the decision (the caller no longer needs it).
+using MatchFn = std::function<bool(model::Decision&)>;
 
 // The namespace merge reads each CronJob's range in chunks that start small and double on every
 // refill (a page needs the head of every range, a whole-window read needs few calls), up to a
@@ -109,7 +110,7 @@ Status ForEachNamespaceMatch(store::Ledger& ledger, const DecisionQuery& q, Time
     const size_t i = heads.top().second;
     heads.pop();
     CronJobRange& r = ranges[i];
-    const model::Decision& d = r.buffer[r.next];
+    model::Decision& d = r.buffer[r.next];
     r.last = Key{d.time, d.seq};
     if (Matches(q, d) && !fn(d)) return Status::Ok();
     if (++r.next == r.buffer.size()) {
@@ -122,9 +123,11 @@ Status ForEachNamespaceMatch(store::Ledger& ledger, const DecisionQuery& q, Time
 }
 
 // Calls fn for every decision matching q strictly after `after` (when set), in (time, seq) order,
-// until fn returns false. Reads the index IndexFor(q) in chunks.
+// until fn returns false. Reads the index IndexFor(q) in chunks; `at_most` (when set) is told
+// before each chunk of the one-index path how many decisions fn may get from it (a caller can
+// reserve room for them).
 Status ForEachMatch(store::Ledger& ledger, const DecisionQuery& q, std::optional<Key> after,
-                    const MatchFn& fn) {
+                    const MatchFn& fn, const std::function<void(size_t)>& at_most = nullptr) {
   Time from = q.since.value_or(kEarliest);
   const Time to = q.until.value_or(kLatest);
   if (after && after->first > from) from = after->first;
@@ -144,14 +147,16 @@ Status ForEachMatch(store::Ledger& ledger, const DecisionQuery& q, std::optional
         : index == "time" ? ledger.DecisionsByActionReason(std::nullopt, "", from, to, chunk)
                           : ledger.DecisionsByActionReason(q.action, q.reason, from, to, chunk);
     if (!got.ok()) return got.status();
-    for (const model::Decision& d : *got) {
+    if (got->empty()) return Status::Ok();
+    const Time last = got->back().time;  // before fn may move from the decisions
+    if (at_most) at_most(got->size());
+    for (model::Decision& d : *got) {
       Key key{d.time, d.seq};
       if (after && key <= *after) continue;
       after = key;
       if (Matches(q, d) && !fn(d)) return Status::Ok();
     }
     if (got->size() < chunk) return Status::Ok();  // the index range is exhausted
-    const Time last = got->back().time;
     // A chunk that ends at the instant it started from made no progress in time: read that
     // instant again with a larger chunk (the `after` key skips what was already seen).
     if (last == from) {
@@ -190,10 +195,20 @@ Result<DecisionPage> QueryDecisions(store::Ledger& ledger, const DecisionQuery& 
   DecisionPage page;
   page.index = IndexFor(q);
   // One more than a page tells whether another page follows.
-  Status s = ForEachMatch(ledger, q, after, [&](const model::Decision& d) {
-    page.items.push_back(d);
-    return q.limit == 0 || page.items.size() <= q.limit;
-  });
+  Status s = ForEachMatch(
+      ledger, q, after,
+      [&](model::Decision& d) {
+        page.items.push_back(std::move(d));
+        return q.limit == 0 || page.items.size() <= q.limit;
+      },
+      [&](size_t n) {
+        // Room for the chunk (a Decision is large: no repeated regrowth), geometrically.
+        size_t want = page.items.size() + n;
+        if (q.limit != 0) want = std::min(want, q.limit + 1);
+        if (want > page.items.capacity()) {
+          page.items.reserve(std::max(want, 2 * page.items.capacity()));
+        }
+      });
   if (!s.ok()) return s;
   if (q.summary) {  // the indexes other than the CronJob index read whole records
     for (model::Decision& d : page.items) {
@@ -212,7 +227,7 @@ Result<std::vector<DecisionCount>> CountDecisions(store::Ledger& ledger, Decisio
   if (Status s = Validate(q); !s.ok()) return s;
   q.summary = true;  // action and reason are all a count needs
   std::map<std::pair<std::string, std::string>, uint64_t> counts;
-  Status s = ForEachMatch(ledger, q, std::nullopt, [&](const model::Decision& d) {
+  Status s = ForEachMatch(ledger, q, std::nullopt, [&](model::Decision& d) {
     ++counts[{std::string(model::DecisionActionName(d.action)), d.reason}];
     return true;
   });

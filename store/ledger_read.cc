@@ -241,13 +241,16 @@ Result<std::vector<model::Decision>> RocksDbLedger::IndexScan(
   ro.snapshot = scope.snapshot();
   const rocksdb::Slice upper(end);
   ro.iterate_upper_bound = &upper;
-  std::vector<model::Decision> out;
-  // The decisions the entries do not cover: (seq, slot in out), read from the log afterwards.
-  std::vector<std::pair<uint64_t, size_t>> from_log;
+  // The range is read first and decoded afterwards into a vector of the exact size: a Decision is
+  // large, and growing a vector of them while reading moved every decoded record several times.
+  // Per matching entry: its seq and the end of its value in `values` (empty unless the value
+  // is to be decoded).
+  std::vector<std::pair<uint64_t, size_t>> matched;
+  std::string values;
   uint64_t entries = 0;
   {
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kAuditCf]));
-    for (it->Seek(start); it->Valid() && (limit == 0 || out.size() < limit); it->Next()) {
+    for (it->Seek(start); it->Valid() && (limit == 0 || matched.size() < limit); it->Next()) {
       ++entries;
       const std::string_view value = ToView(it->value());
       if (action &&
@@ -256,22 +259,29 @@ Result<std::vector<model::Decision>> RocksDbLedger::IndexScan(
       }
       uint64_t seq = 0;
       if (!keys::SeqOfIndexKey(ToView(it->key()), &seq)) return Status::Corruption("audit key");
-      model::Decision& d = out.emplace_back();
-      // A full read of a decision whose value omits a Json member goes to the log at once.
+      // A whole record whose value omits a Json member is read from the log without decoding it.
       const bool omits = value.size() >= 2 &&
                          static_cast<uint8_t>(value[0]) == keys::kCronJobIndexV1 && value[1] != 0;
-      if (cover == Cover::kSummary || (cover == Cover::kFull && !omits)) {
-        uint8_t omitted = 0;
-        CL_ASSIGN_OR_RETURN(bool covered, keys::DecodeCronJobIndexValue(value, &d, &omitted));
-        if (covered && d.seq != seq) {
-          return Status::Corruption("audit CronJob index value of seq " + std::to_string(seq) +
-                                    " holds seq " + std::to_string(d.seq));
-        }
-        if (covered && (cover == Cover::kSummary || omitted == 0)) continue;
-      }
-      from_log.emplace_back(seq, out.size() - 1);
+      if (cover == Cover::kSummary || (cover == Cover::kFull && !omits)) values.append(value);
+      matched.emplace_back(seq, values.size());
     }
     CL_RETURN_IF_ERROR(FromRocks(it->status(), "audit index scan"));
+  }
+  std::vector<model::Decision> out(matched.size());
+  // The decisions the entries do not cover: (seq, slot in out), read from the log afterwards.
+  std::vector<std::pair<uint64_t, size_t>> from_log;
+  size_t begin = 0;
+  for (size_t i = 0; i < matched.size(); ++i) {
+    const auto [seq, end_of_value] = matched[i];
+    const std::string_view value(values.data() + begin, end_of_value - begin);
+    begin = end_of_value;
+    uint8_t omitted = 0;
+    CL_ASSIGN_OR_RETURN(bool covered, keys::DecodeCronJobIndexValue(value, &out[i], &omitted));
+    if (covered && out[i].seq != seq) {
+      return Status::Corruption("audit CronJob index value of seq " + std::to_string(seq) +
+                                " holds seq " + std::to_string(out[i].seq));
+    }
+    if (!covered || (cover == Cover::kFull && omitted != 0)) from_log.emplace_back(seq, i);
   }
   index_entries_.fetch_add(entries, std::memory_order_relaxed);
   from_index_.fetch_add(out.size() - from_log.size(), std::memory_order_relaxed);
