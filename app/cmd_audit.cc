@@ -82,13 +82,15 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     PrintItems(io.out, *format, {"action", "reason", "count"}, items);
     return kExitOk;
   }
+  // json and yaml carry the decision records (DESIGN.md §4); table and csv a flat row of each,
+  // which needs no Job object or status (served from the CronJob index entries alone).
+  const bool records = *format == OutputFormat::kJson || *format == OutputFormat::kYaml;
+  q.summary = !records;
   auto page = audit::QueryDecisions(**ledger, q);
   if (!page.ok()) {
     std::fprintf(io.err, "cronledger audit: %s\n", page.status().ToString().c_str());
     return page.status().code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
   }
-  // json and yaml carry the decision records (DESIGN.md §4); table and csv a flat row of each.
-  const bool records = *format == OutputFormat::kJson || *format == OutputFormat::kYaml;
   for (const model::Decision& d : page->items) {
     items.push_back(records ? model::EncodeDecision(d) : audit::DecisionRow(d));
   }

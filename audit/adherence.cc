@@ -136,8 +136,10 @@ Result<CronJobAdherence> CronJobSlots(store::Ledger& ledger, const model::TimeZo
   a.in_view = in.cron_job.has_value();
   // Terminal records for fire times in the window are made at or after the fire time, so the
   // scan starts at `since` and runs to the end of the CronJob's index.
-  CL_ASSIGN_OR_RETURN(std::vector<model::Decision> decisions,
-                      ledger.DecisionsByCronJob(in.namespace_, in.name, options.since, kLatest, 0));
+  // Summaries: a slot needs no Job object or status, so this is the CronJob index alone.
+  CL_ASSIGN_OR_RETURN(
+      std::vector<model::Decision> decisions,
+      ledger.DecisionSummariesByCronJob(in.namespace_, in.name, options.since, kLatest, 0));
   if (!a.in_view && decisions.empty()) {
     return Status::NotFound("no CronJob " + in.namespace_ + "/" + in.name + " in the ledger");
   }
@@ -154,8 +156,8 @@ Result<CronJobAdherence> CronJobSlots(store::Ledger& ledger, const model::TimeZo
   Time after = options.since.Add(Duration(-1));
   if (in.created && *in.created > after) after = *in.created;
   if (!in.created) {
-    CL_ASSIGN_OR_RETURN(auto first,
-                        ledger.DecisionsByCronJob(in.namespace_, in.name, kEarliest, kLatest, 1));
+    CL_ASSIGN_OR_RETURN(auto first, ledger.DecisionSummariesByCronJob(in.namespace_, in.name,
+                                                                      kEarliest, kLatest, 1));
     if (!first.empty() && first.front().time.Add(Duration(-1)) > after) {
       after = first.front().time.Add(Duration(-1));
     }

@@ -19,7 +19,9 @@ class AdherenceTest : public ::testing::Test {
     auto db = model::OpenSystemTimeZoneDb({});
     ASSERT_TRUE(db.ok()) << db.status().ToString();
     tzdb_ = std::move(*db);
-    // "ns/hourly", created 00:30: fire times 01:00, 02:00, ... Controller down 03:30-06:30.
+    // "ns/hourly", created 00:30: fire times 01:00, 02:00, ... Controller down 03:30-06:30. The
+    // createJob records carry their Job object, as the controller's do.
+    h_.WithJsonMembers();
     h_.AddCronJob("ns", "hourly", "0 * * * *", At(0, 30));
     h_.Decide("ns", "hourly", At(1, 0, 1), DecisionAction::kCreateJob, At(1));
     h_.AddJob("ns", "hourly", HandLedger::JobName("hourly", At(1)), "");
@@ -155,6 +157,22 @@ TEST_F(AdherenceTest, TotalsSumEveryCronJob) {
   EXPECT_EQ(r.totals.created, r.items[0].created + r.items[1].created);
   ASSERT_TRUE(r.horizon.has_value());
   EXPECT_EQ(*r.horizon, At(10, 0, 1));
+}
+
+// A slot needs no Job object: the report reads each CronJob's range from the CronJob index entries
+// alone, no decision from the decision log.
+TEST_F(AdherenceTest, ReportReadsTheCronJobIndexAloneNotTheDecisionLog) {
+  testing::CountingLedger counting(h_.ledger());
+  AdherenceOptions o;
+  o.since = At(0);
+  o.until = At(11);
+  auto r = ComputeAdherence(counting, *tzdb_, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->totals.created, 5u);  // hourly at 1, 3, 7, 8h and daily at 10h
+  EXPECT_EQ(counting.by_cronjob, 0u);
+  EXPECT_EQ(counting.summaries, 6u);  // hourly's 5 records and daily's 1
+  EXPECT_EQ(counting.FromIndex(), 6u);
+  EXPECT_EQ(counting.LogReads(), 0u);
 }
 
 TEST(AdherenceRanges, RangeRecordAccountsEveryFireTimeItCovers) {

@@ -33,7 +33,8 @@ bool Matches(const DecisionQuery& q, const model::Decision& d) {
 }
 
 using Key = std::pair<Time, uint64_t>;
-using MatchFn = std::function<bool(const model::Decision&)>;
+// Called with each match in order; it may move from the decision (the caller no longer needs it).
+using MatchFn = std::function<bool(model::Decision&)>;
 
 // The namespace merge reads each CronJob's range in chunks that start small and double on every
 // refill (a page needs the head of every range, a whole-window read needs few calls), up to a
@@ -55,13 +56,14 @@ struct CronJobRange {
 
 // Makes range.buffer[range.next] the range's next decision after range.last, reading chunks;
 // leaves the buffer empty when the range is exhausted.
-Status Refill(store::Ledger& ledger, const std::string& ns, Time to, size_t max_chunk,
+Status Refill(store::Ledger& ledger, const std::string& ns, Time to, size_t max_chunk, bool summary,
               CronJobRange& range) {
   range.buffer.clear();
   range.next = 0;
   while (range.buffer.empty() && !range.exhausted && range.from < to) {
     Result<std::vector<model::Decision>> got =
-        ledger.DecisionsByCronJob(ns, range.name, range.from, to, range.chunk);
+        summary ? ledger.DecisionSummariesByCronJob(ns, range.name, range.from, to, range.chunk)
+                : ledger.DecisionsByCronJob(ns, range.name, range.from, to, range.chunk);
     if (!got.ok()) return got.status();
     const size_t read = got->size();
     range.exhausted = read < range.chunk;
@@ -101,18 +103,18 @@ Status ForEachNamespaceMatch(store::Ledger& ledger, const DecisionQuery& q, Time
     r.name = std::move(names[i]);
     r.from = from;
     r.last = after;
-    CL_RETURN_IF_ERROR(Refill(ledger, q.namespace_, to, max_chunk, r));
+    CL_RETURN_IF_ERROR(Refill(ledger, q.namespace_, to, max_chunk, q.summary, r));
     if (!r.buffer.empty()) heads.push({Key{r.buffer[0].time, r.buffer[0].seq}, i});
   }
   while (!heads.empty()) {
     const size_t i = heads.top().second;
     heads.pop();
     CronJobRange& r = ranges[i];
-    const model::Decision& d = r.buffer[r.next];
+    model::Decision& d = r.buffer[r.next];
     r.last = Key{d.time, d.seq};
     if (Matches(q, d) && !fn(d)) return Status::Ok();
     if (++r.next == r.buffer.size()) {
-      CL_RETURN_IF_ERROR(Refill(ledger, q.namespace_, to, max_chunk, r));
+      CL_RETURN_IF_ERROR(Refill(ledger, q.namespace_, to, max_chunk, q.summary, r));
       if (r.buffer.empty()) continue;
     }
     heads.push({Key{r.buffer[r.next].time, r.buffer[r.next].seq}, i});
@@ -121,9 +123,11 @@ Status ForEachNamespaceMatch(store::Ledger& ledger, const DecisionQuery& q, Time
 }
 
 // Calls fn for every decision matching q strictly after `after` (when set), in (time, seq) order,
-// until fn returns false. Reads the index IndexFor(q) in chunks.
+// until fn returns false. Reads the index IndexFor(q) in chunks; `at_most` (when set) is told
+// before each chunk of the one-index path how many decisions fn may get from it (a caller can
+// reserve room for them).
 Status ForEachMatch(store::Ledger& ledger, const DecisionQuery& q, std::optional<Key> after,
-                    const MatchFn& fn) {
+                    const MatchFn& fn, const std::function<void(size_t)>& at_most = nullptr) {
   Time from = q.since.value_or(kEarliest);
   const Time to = q.until.value_or(kLatest);
   if (after && after->first > from) from = after->first;
@@ -136,18 +140,23 @@ Status ForEachMatch(store::Ledger& ledger, const DecisionQuery& q, std::optional
   while (from < to) {
     Result<std::vector<model::Decision>> got =
         index == "cronjob"
-            ? ledger.DecisionsByCronJob(q.cron_job_namespace, q.cron_job_name, from, to, chunk)
+            ? (q.summary ? ledger.DecisionSummariesByCronJob(q.cron_job_namespace, q.cron_job_name,
+                                                             from, to, chunk)
+                         : ledger.DecisionsByCronJob(q.cron_job_namespace, q.cron_job_name, from,
+                                                     to, chunk))
         : index == "time" ? ledger.DecisionsByActionReason(std::nullopt, "", from, to, chunk)
                           : ledger.DecisionsByActionReason(q.action, q.reason, from, to, chunk);
     if (!got.ok()) return got.status();
-    for (const model::Decision& d : *got) {
+    if (got->empty()) return Status::Ok();
+    const Time last = got->back().time;  // before fn may move from the decisions
+    if (at_most) at_most(got->size());
+    for (model::Decision& d : *got) {
       Key key{d.time, d.seq};
       if (after && key <= *after) continue;
       after = key;
       if (Matches(q, d) && !fn(d)) return Status::Ok();
     }
     if (got->size() < chunk) return Status::Ok();  // the index range is exhausted
-    const Time last = got->back().time;
     // A chunk that ends at the instant it started from made no progress in time: read that
     // instant again with a larger chunk (the `after` key skips what was already seen).
     if (last == from) {
@@ -186,11 +195,27 @@ Result<DecisionPage> QueryDecisions(store::Ledger& ledger, const DecisionQuery& 
   DecisionPage page;
   page.index = IndexFor(q);
   // One more than a page tells whether another page follows.
-  Status s = ForEachMatch(ledger, q, after, [&](const model::Decision& d) {
-    page.items.push_back(d);
-    return q.limit == 0 || page.items.size() <= q.limit;
-  });
+  Status s = ForEachMatch(
+      ledger, q, after,
+      [&](model::Decision& d) {
+        page.items.push_back(std::move(d));
+        return q.limit == 0 || page.items.size() <= q.limit;
+      },
+      [&](size_t n) {
+        // Room for the chunk (a Decision is large: no repeated regrowth), geometrically.
+        size_t want = page.items.size() + n;
+        if (q.limit != 0) want = std::min(want, q.limit + 1);
+        if (want > page.items.capacity()) {
+          page.items.reserve(std::max(want, 2 * page.items.capacity()));
+        }
+      });
   if (!s.ok()) return s;
+  if (q.summary) {  // the indexes other than the CronJob index read whole records
+    for (model::Decision& d : page.items) {
+      d.job_object = nullptr;
+      d.status = nullptr;
+    }
+  }
   if (q.limit != 0 && page.items.size() > q.limit) {
     page.items.pop_back();
     page.continue_token = EncodeContinueToken(page.items.back().time, page.items.back().seq);
@@ -200,8 +225,9 @@ Result<DecisionPage> QueryDecisions(store::Ledger& ledger, const DecisionQuery& 
 
 Result<std::vector<DecisionCount>> CountDecisions(store::Ledger& ledger, DecisionQuery q) {
   if (Status s = Validate(q); !s.ok()) return s;
+  q.summary = true;  // action and reason are all a count needs
   std::map<std::pair<std::string, std::string>, uint64_t> counts;
-  Status s = ForEachMatch(ledger, q, std::nullopt, [&](const model::Decision& d) {
+  Status s = ForEachMatch(ledger, q, std::nullopt, [&](model::Decision& d) {
     ++counts[{std::string(model::DecisionActionName(d.action)), d.reason}];
     return true;
   });

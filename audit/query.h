@@ -12,6 +12,10 @@
 //                         merged by (time, seq): only the namespace's records are read.
 //   no filter           -> the time index (`t` time seq) over [since, until).
 //
+// The CronJob index entries hold the decision without its Json members (store/keys.h): a CronJob
+// or namespace query with `summary` reads nothing else; a whole record reads the decision log only
+// for the decisions that have a Job object or a status.
+//
 // Results are ordered by (time, seq), oldest first. Pages are resumed with an opaque continue
 // token naming the last (time, seq) returned, so pages are stable while new decisions arrive.
 
@@ -40,6 +44,11 @@ struct DecisionQuery {
   // Page size; 0 = everything. Default: 0.
   size_t limit = 0;
   std::string continue_token;  // from DecisionPage::continue_token; empty = first page
+  // Items without their Json members (job_object and status null): what a table/csv row or a
+  // count needs. A CronJob or namespace query then reads the CronJob index entries alone, one
+  // sequential range read per CronJob and no read of the decision log (docs/audit.md "Queries").
+  // Default: false (whole records, as -o json/yaml and the API print them).
+  bool summary = false;
 };
 
 // Which index a query is served from ("cronjob", "action", "reason", "action+reason",
@@ -56,8 +65,8 @@ struct DecisionPage {
 // InvalidArgument for a malformed continue token or since >= until; the ledger's errors otherwise.
 Result<DecisionPage> QueryDecisions(store::Ledger& ledger, const DecisionQuery& q);
 
-// Counts of the decisions matching q (limit and continue token ignored), by action and reason
-// ("" for no reason), from the same index scan.
+// Counts of the decisions matching q (limit, continue token and summary ignored), by action and
+// reason ("" for no reason), from the same index scan (of summaries).
 struct DecisionCount {
   std::string action;
   std::string reason;

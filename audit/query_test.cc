@@ -24,7 +24,9 @@ std::vector<uint64_t> Seqs(const std::vector<model::Decision>& ds) {
 class QueryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    // Three CronJobs in two namespaces, one pass an hour each for 6 hours.
+    // Three CronJobs in two namespaces, one pass an hour each for 6 hours; a/x's createJob records
+    // carry their Job object.
+    h_.WithJsonMembers();
     for (int hour = 1; hour <= 6; ++hour) {
       h_.Decide("a", "x", At(hour, 0, 1), DecisionAction::kCreateJob, At(hour));
       h_.Decide("a", "y", At(hour, 0, 2), DecisionAction::kSkipped, At(hour),
@@ -141,15 +143,22 @@ TEST_F(QueryTest, MalformedTokensAndWindowsAreInvalidArgument) {
 }
 
 // Every filter is served from an index range: the records read are those of the index range the
-// filter names (the CronJob's, the reason's, the window's), never the decision log.
+// filter names (the CronJob's, the reason's, the window's), never the decision log. The CronJob
+// index covers the records: a CronJob or namespace query reads no decision from the log for rows
+// and counts (summaries), and only those with a Job object or status for whole records; the
+// action, reason and time indexes read every decision of their range from the log.
 TEST_F(QueryTest, EveryFilterReadsOnlyItsIndexRange) {
   testing::CountingLedger counting(h_.ledger());
   struct Case {
     const char* what;
     DecisionQuery q;
     size_t matched;
-    uint64_t read;  // the size of the index range
+    uint64_t read;            // the size of the index range
+    uint64_t full_log_reads;  // decisions read from the log for whole records
   };
+  DecisionQuery with_jobs;
+  with_jobs.cron_job_namespace = "a";
+  with_jobs.cron_job_name = "x";
   DecisionQuery cronjob;
   cronjob.cron_job_namespace = "a";
   cronjob.cron_job_name = "y";
@@ -177,24 +186,27 @@ TEST_F(QueryTest, EveryFilterReadsOnlyItsIndexRange) {
   DecisionQuery ns_empty;
   ns_empty.namespace_ = "none";
   const std::vector<Case> cases = {
-      {"cronjob (reason in memory)", cronjob, 3, 6},  // a/y's 6 records
-      {"cronjob + window", cronjob_window, 2, 3},     // a/y at 2, 3, 4h
-      {"action", action, 6, 6},
+      {"cronjob (reason in memory)", cronjob, 3, 6, 0},  // a/y's 6 records (skips)
+      {"cronjob + window", cronjob_window, 2, 3, 0},     // a/y at 2, 3, 4h
+      {"cronjob with Job objects", with_jobs, 6, 6, 6},  // a/x's 6 createJob records
+      {"action", action, 6, 6, 6},
       // the reason index with the action filtered by the store; namespace in memory
-      {"action + reason + namespace", action_reason, 3, 3},
-      {"reason + since", reason_window, 2, 2},  // TooLate at 4h and 6h
-      {"namespace + window", ns_window, 2, 2},  // b/z's 2 records in the window, no others
-      {"namespace", ns_all, 12, 12},            // a/x's and a/y's 6 each
-      {"namespace + since", ns_since, 8, 8},    // a/x and a/y at 3..6h
-      {"empty namespace", ns_empty, 0, 0},
+      {"action + reason + namespace", action_reason, 3, 3, 3},
+      {"reason + since", reason_window, 2, 2, 2},  // TooLate at 4h and 6h
+      {"namespace + window", ns_window, 2, 2, 0},  // b/z's 2 records in the window, no others
+      {"namespace", ns_all, 12, 12, 6},            // a/x's and a/y's 6 each
+      {"namespace + since", ns_since, 8, 8, 4},    // a/x and a/y at 3..6h
+      {"empty namespace", ns_empty, 0, 0, 0},
   };
   for (const Case& c : cases) {
+    const bool covered = IndexFor(c.q) == "cronjob" || IndexFor(c.q) == "namespace";
     counting.Reset();
     auto page = QueryDecisions(counting, c.q);
     ASSERT_TRUE(page.ok()) << c.what;
     EXPECT_EQ(page->items.size(), c.matched) << c.what;
     EXPECT_EQ(counting.Read(), c.read) << c.what;
     EXPECT_EQ(counting.log_scanned, 0u) << c.what;
+    EXPECT_EQ(counting.LogReads(), c.full_log_reads) << c.what;
     // -n alone: one skip scan for the names, then one call per CronJob (each range is < a chunk).
     const bool by_namespace = IndexFor(c.q) == "namespace";
     EXPECT_EQ(counting.name_calls, by_namespace ? 1u : 0u) << c.what;
@@ -204,6 +216,23 @@ TEST_F(QueryTest, EveryFilterReadsOnlyItsIndexRange) {
                                                               : 0u)
           << c.what;
     }
+    // Rows (summary): the same items without their Json members, and for the CronJob index no
+    // read of the decision log at all.
+    DecisionQuery rows = c.q;
+    rows.summary = true;
+    counting.Reset();
+    auto summary = QueryDecisions(counting, rows);
+    ASSERT_TRUE(summary.ok()) << c.what;
+    ASSERT_EQ(summary->items.size(), page->items.size()) << c.what;
+    for (size_t i = 0; i < page->items.size(); ++i) {
+      model::Decision whole = page->items[i];
+      whole.job_object = nullptr;
+      whole.status = nullptr;
+      EXPECT_EQ(summary->items[i], whole) << c.what;
+    }
+    EXPECT_EQ(counting.Read(), c.read) << c.what;
+    EXPECT_EQ(counting.LogReads(), covered ? 0u : c.read) << c.what;
+    EXPECT_EQ(counting.FromIndex(), covered ? c.read : 0u) << c.what;
     counting.Reset();
     auto counts = CountDecisions(counting, c.q);
     ASSERT_TRUE(counts.ok()) << c.what;
@@ -212,6 +241,7 @@ TEST_F(QueryTest, EveryFilterReadsOnlyItsIndexRange) {
     EXPECT_EQ(total, c.matched) << c.what;
     EXPECT_EQ(counting.Read(), c.read) << c.what;
     EXPECT_EQ(counting.log_scanned, 0u) << c.what;
+    EXPECT_EQ(counting.LogReads(), covered ? 0u : c.read) << c.what;
   }
 }
 

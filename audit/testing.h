@@ -106,6 +106,10 @@ class HandLedger {
     Commit({ev}, {});
   }
 
+  // From now on, createJob decisions carry their Job object and updateStatus ones a status, as
+  // the controller's do (by default they carry neither).
+  void WithJsonMembers() { json_members_ = true; }
+
   // One pass at `now` with one decision.
   void Decide(const std::string& ns, const std::string& name, Time now,
               model::DecisionAction action, std::optional<Time> scheduled,
@@ -121,6 +125,14 @@ class HandLedger {
     d.reason = reason;
     if (action == model::DecisionAction::kCreateJob && scheduled) {
       d.job_name = JobName(name, *scheduled);
+      if (json_members_) {
+        d.job_object = model::Json{{"apiVersion", "batch/v1"},
+                                   {"kind", "Job"},
+                                   {"metadata", {{"name", *d.job_name}, {"namespace", ns}}}};
+      }
+    }
+    if (action == model::DecisionAction::kUpdateStatus && json_members_) {
+      d.status = model::Json{{"lastScheduleTime", FormatRfc3339(now)}};
     }
     d.policy = Policy(schedule);
     Commit({tick}, {d});
@@ -155,22 +167,32 @@ class HandLedger {
   std::unique_ptr<store::Ledger> ledger_;
   mutable std::string path_;
   int rv_ = 100;
+  bool json_members_ = false;
 };
 
 // A Ledger that forwards to another and counts the decision records each read path returns, so a
-// test can show that a query is served from an index (records read ~ records matched) and never
-// scans the decision log.
+// test can show that a query is served from an index (records read ~ records matched), never
+// scans the decision log, and (LogReads) how many decisions the store read from the decision log
+// by seq rather than from the index entries.
 class CountingLedger : public store::testing::ForwardingLedger {
  public:
-  explicit CountingLedger(store::Ledger& inner) : ForwardingLedger(inner) {}
+  explicit CountingLedger(store::Ledger& inner) : ForwardingLedger(inner) { Reset(); }
 
   uint64_t by_cronjob = 0;        // records returned by DecisionsByCronJob
+  uint64_t summaries = 0;         // ... by DecisionSummariesByCronJob
   uint64_t by_action_reason = 0;  // ... by DecisionsByActionReason (incl. the time index)
   uint64_t log_scanned = 0;       // records visited by ScanDecisions
   uint64_t index_calls = 0;
   uint64_t name_calls = 0;  // DecisionCronJobNames calls (a skip scan of the CronJob index)
-  uint64_t Read() const { return by_cronjob + by_action_reason + log_scanned; }
-  void Reset() { by_cronjob = by_action_reason = log_scanned = index_calls = name_calls = 0; }
+  uint64_t Read() const { return by_cronjob + summaries + by_action_reason + log_scanned; }
+  // Since Reset(): decisions the store read from the decision log by seq (point reads), and those
+  // it took from CronJob index entries alone (store::Ledger::DecisionReads).
+  uint64_t LogReads() { return base().DecisionReads().log_reads - start_.log_reads; }
+  uint64_t FromIndex() { return base().DecisionReads().from_index - start_.from_index; }
+  void Reset() {
+    by_cronjob = summaries = by_action_reason = log_scanned = index_calls = name_calls = 0;
+    start_ = base().DecisionReads();
+  }
 
   Status ScanDecisions(uint64_t from_seq,
                        const std::function<bool(const model::Decision&)>& fn) override {
@@ -187,6 +209,14 @@ class CountingLedger : public store::testing::ForwardingLedger {
     if (r.ok()) by_cronjob += r->size();
     return r;
   }
+  Result<std::vector<model::Decision>> DecisionSummariesByCronJob(std::string_view ns,
+                                                                  std::string_view name, Time from,
+                                                                  Time to, size_t limit) override {
+    auto r = base().DecisionSummariesByCronJob(ns, name, from, to, limit);
+    ++index_calls;
+    if (r.ok()) summaries += r->size();
+    return r;
+  }
   Result<std::vector<model::Decision>> DecisionsByActionReason(
       std::optional<model::DecisionAction> action, std::string_view reason, Time from, Time to,
       size_t limit) override {
@@ -199,6 +229,9 @@ class CountingLedger : public store::testing::ForwardingLedger {
     ++name_calls;
     return base().DecisionCronJobNames(ns);
   }
+
+ private:
+  store::DecisionReadStats start_;
 };
 
 }  // namespace cronledger::audit::testing

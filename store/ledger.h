@@ -164,6 +164,15 @@ struct CronJobView {
   uint64_t last_input_seq = 0;   // the view reflects the log up to here
 };
 
+// How many decisions the audit index scans took from the index entries alone and how many they
+// read from the decision log (one point read each), since the ledger was opened. Lets a test show
+// that a query is covered by its index.
+struct DecisionReadStats {
+  uint64_t index_entries = 0;  // audit index entries visited by DecisionsBy* and Decision*ByCronJob
+  uint64_t from_index = 0;     // decisions decoded from a CronJob index value (no point read)
+  uint64_t log_reads = 0;      // decisions read from the decision log by seq (point reads)
+};
+
 struct RetentionOptions {
   // Watch events older than this lose their raw bytes (the normalized record stays). Zero keeps
   // them forever. Default: 0 (an audit store keeps everything).
@@ -240,6 +249,14 @@ class Ledger {
   virtual Result<std::vector<model::Decision>> DecisionsByCronJob(std::string_view ns,
                                                                   std::string_view name, Time from,
                                                                   Time to, size_t limit) = 0;
+  // DecisionsByCronJob without the Json members: job_object and status are null in every result.
+  // The RocksDB ledger serves it from the CronJob index entries alone, one sequential range read
+  // with no read of the decision log (entries written before index values existed are read from
+  // the log). The default calls DecisionsByCronJob and drops them: a wrapper should forward it.
+  virtual Result<std::vector<model::Decision>> DecisionSummariesByCronJob(std::string_view ns,
+                                                                          std::string_view name,
+                                                                          Time from, Time to,
+                                                                          size_t limit);
   // `action` and/or `reason` (empty = any); both empty scans the time index.
   virtual Result<std::vector<model::Decision>> DecisionsByActionReason(
       std::optional<model::DecisionAction> action, std::string_view reason, Time from, Time to,
@@ -257,6 +274,8 @@ class Ledger {
   // NotFound when the source never committed a position.
   virtual Result<std::string> GetSourcePosition(std::string_view source) = 0;
   virtual CommitStats Stats() const = 0;
+  // Counters of the audit index reads (all zero for a ledger that does not keep them).
+  virtual DecisionReadStats DecisionReads() const { return {}; }
   // A read-only ledger catches up with its writer now: afterwards every unit of work the writer
   // had committed is visible (each all or nothing). A writable ledger is always current (no-op).
   // Not callable from inside a ScanInputs/ScanDecisions callback (FailedPrecondition).

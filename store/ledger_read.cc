@@ -1,8 +1,10 @@
 // The read side of RocksDbLedger: view lookups, log scans, audit index scans, meta.
 #include <rocksdb/iterator.h>
 
+#include <algorithm>
 #include <memory>
 #include <set>
+#include <utility>
 
 #include "model/json.h"
 #include "store/keys.h"
@@ -270,7 +272,7 @@ Status RocksDbLedger::ScanDecisions(uint64_t from_seq,
 
 Result<std::vector<model::Decision>> RocksDbLedger::IndexScan(
     const std::string& prefix, Time from, Time to, size_t limit,
-    std::optional<model::DecisionAction> action) {
+    std::optional<model::DecisionAction> action, Cover cover) {
   std::string start = prefix;
   keys::PutTimeKey(&start, from);
   std::string end = prefix;
@@ -281,35 +283,98 @@ Result<std::vector<model::Decision>> RocksDbLedger::IndexScan(
   ro.snapshot = scope.snapshot();
   const rocksdb::Slice upper(end);
   ro.iterate_upper_bound = &upper;
-  std::vector<uint64_t> seqs;
+  // The range is read first and decoded afterwards into a vector of the exact size: a Decision is
+  // large, and growing a vector of them while reading moved every decoded record several times.
+  // Per matching entry: its seq and the end of its value in `values` (empty unless the value
+  // is to be decoded).
+  std::vector<std::pair<uint64_t, size_t>> matched;
+  std::string values;
+  uint64_t entries = 0;
   {
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kAuditCf]));
-    for (it->Seek(start); it->Valid() && (limit == 0 || seqs.size() < limit); it->Next()) {
-      if (action && (it->value().size() != 1 ||
-                     static_cast<uint8_t>(it->value()[0]) != static_cast<uint8_t>(*action))) {
+    for (it->Seek(start); it->Valid() && (limit == 0 || matched.size() < limit); it->Next()) {
+      ++entries;
+      const std::string_view value = ToView(it->value());
+      if (action &&
+          (value.size() != 1 || static_cast<uint8_t>(value[0]) != static_cast<uint8_t>(*action))) {
         continue;
       }
       uint64_t seq = 0;
       if (!keys::SeqOfIndexKey(ToView(it->key()), &seq)) return Status::Corruption("audit key");
-      seqs.push_back(seq);
+      // A whole record whose value omits a Json member is read from the log without decoding it.
+      const bool omits = value.size() >= 2 &&
+                         static_cast<uint8_t>(value[0]) == keys::kCronJobIndexV1 && value[1] != 0;
+      if (cover == Cover::kSummary || (cover == Cover::kFull && !omits)) values.append(value);
+      matched.emplace_back(seq, values.size());
     }
     CL_RETURN_IF_ERROR(FromRocks(it->status(), "audit index scan"));
   }
-  std::vector<model::Decision> out;
-  out.reserve(seqs.size());
-  for (uint64_t seq : seqs) {
-    CL_ASSIGN_OR_RETURN(std::string bytes, GetRaw(kDecisionsCf, keys::Be64(seq), scope.snapshot()));
-    CL_ASSIGN_OR_RETURN(model::Decision d, model::DecodeDecisionRecord(bytes));
-    out.push_back(std::move(d));
+  std::vector<model::Decision> out(matched.size());
+  // The decisions the entries do not cover: (seq, slot in out), read from the log afterwards.
+  std::vector<std::pair<uint64_t, size_t>> from_log;
+  size_t begin = 0;
+  for (size_t i = 0; i < matched.size(); ++i) {
+    const auto [seq, end_of_value] = matched[i];
+    const std::string_view value(values.data() + begin, end_of_value - begin);
+    begin = end_of_value;
+    uint8_t omitted = 0;
+    CL_ASSIGN_OR_RETURN(bool covered, keys::DecodeCronJobIndexValue(value, &out[i], &omitted));
+    if (covered && out[i].seq != seq) {
+      return Status::Corruption("audit CronJob index value of seq " + std::to_string(seq) +
+                                " holds seq " + std::to_string(out[i].seq));
+    }
+    if (!covered || (cover == Cover::kFull && omitted != 0)) from_log.emplace_back(seq, i);
   }
+  index_entries_.fetch_add(entries, std::memory_order_relaxed);
+  from_index_.fetch_add(out.size() - from_log.size(), std::memory_order_relaxed);
+  CL_RETURN_IF_ERROR(
+      ReadLoggedDecisions(scope.snapshot(), from_log, cover == Cover::kSummary, &out));
   return out;
+}
+
+Status RocksDbLedger::ReadLoggedDecisions(const rocksdb::Snapshot* snapshot,
+                                          const std::vector<std::pair<uint64_t, size_t>>& wanted,
+                                          bool summary, std::vector<model::Decision>* out) {
+  // Batches of MultiGet: one sorted pass through the log's files per batch, not one lookup each.
+  constexpr size_t kBatch = 256;
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot;
+  std::vector<std::string> key_bytes(std::min(kBatch, wanted.size()));
+  std::vector<rocksdb::Slice> keys(key_bytes.size());
+  std::vector<rocksdb::PinnableSlice> values(key_bytes.size());
+  std::vector<rocksdb::Status> statuses(key_bytes.size());
+  for (size_t first = 0; first < wanted.size(); first += kBatch) {
+    const size_t n = std::min(kBatch, wanted.size() - first);
+    for (size_t i = 0; i < n; ++i) {
+      key_bytes[i] = keys::Be64(wanted[first + i].first);
+      keys[i] = ToSlice(key_bytes[i]);
+      values[i].Reset();
+    }
+    db_->MultiGet(ro, cfs_[kDecisionsCf], n, keys.data(), values.data(), statuses.data());
+    for (size_t i = 0; i < n; ++i) {
+      CL_RETURN_IF_ERROR(FromRocks(statuses[i], "read decisions"));
+      model::Decision& d = (*out)[wanted[first + i].second];
+      CL_ASSIGN_OR_RETURN(d, model::DecodeDecisionRecord(ToView(values[i])));
+      if (summary) {
+        d.job_object = nullptr;
+        d.status = nullptr;
+      }
+    }
+    log_reads_.fetch_add(n, std::memory_order_relaxed);
+  }
+  return Status::Ok();
 }
 
 Result<std::vector<model::Decision>> RocksDbLedger::DecisionsByCronJob(std::string_view ns,
                                                                        std::string_view name,
                                                                        Time from, Time to,
                                                                        size_t limit) {
-  return IndexScan(keys::ByCronJobPrefix(ns, name), from, to, limit, std::nullopt);
+  return IndexScan(keys::ByCronJobPrefix(ns, name), from, to, limit, std::nullopt, Cover::kFull);
+}
+
+Result<std::vector<model::Decision>> RocksDbLedger::DecisionSummariesByCronJob(
+    std::string_view ns, std::string_view name, Time from, Time to, size_t limit) {
+  return IndexScan(keys::ByCronJobPrefix(ns, name), from, to, limit, std::nullopt, Cover::kSummary);
 }
 
 Result<std::vector<model::Decision>> RocksDbLedger::DecisionsByActionReason(
@@ -318,6 +383,24 @@ Result<std::vector<model::Decision>> RocksDbLedger::DecisionsByActionReason(
   if (!reason.empty()) return IndexScan(keys::ByReasonPrefix(reason), from, to, limit, action);
   if (action) return IndexScan(keys::ByActionPrefix(*action), from, to, limit, std::nullopt);
   return IndexScan(keys::ByTimePrefix(), from, to, limit, std::nullopt);
+}
+
+DecisionReadStats RocksDbLedger::DecisionReads() const {
+  return {index_entries_.load(std::memory_order_relaxed),
+          from_index_.load(std::memory_order_relaxed), log_reads_.load(std::memory_order_relaxed)};
+}
+
+Result<std::vector<model::Decision>> Ledger::DecisionSummariesByCronJob(std::string_view ns,
+                                                                        std::string_view name,
+                                                                        Time from, Time to,
+                                                                        size_t limit) {
+  CL_ASSIGN_OR_RETURN(std::vector<model::Decision> out,
+                      DecisionsByCronJob(ns, name, from, to, limit));
+  for (model::Decision& d : out) {
+    d.job_object = nullptr;
+    d.status = nullptr;
+  }
+  return out;
 }
 
 Result<std::vector<std::string>> Ledger::DecisionCronJobNames(std::string_view ns) {

@@ -545,6 +545,7 @@ Status RocksDbLedger::AddUnit(UnitOfWork* unit, ViewStore* overlay, rocksdb::Wri
       CL_RETURN_IF_ERROR(put(kInputsCf, seq_key, record));
     }
   }
+  std::string index_value;  // reused: the CronJob index value (keys::EncodeCronJobIndexValue)
   for (auto& d : unit->decisions) {
     d.seq = ++next->last_decision_seq;
     if (result->first_decision_seq == 0) result->first_decision_seq = d.seq;
@@ -558,8 +559,10 @@ Status RocksDbLedger::AddUnit(UnitOfWork* unit, ViewStore* overlay, rocksdb::Wri
     keys::PutTimeKey(&suffix, d.time);
     keys::PutBe64(&suffix, d.seq);
     const std::string action(1, static_cast<char>(d.action));
-    CL_RETURN_IF_ERROR(
-        put(kAuditCf, keys::ByCronJobPrefix(d.cron_job.namespace_, d.cron_job.name) + suffix, ""));
+    keys::EncodeCronJobIndexValue(d, &index_value);
+    CL_RETURN_IF_ERROR(put(kAuditCf,
+                           keys::ByCronJobPrefix(d.cron_job.namespace_, d.cron_job.name) + suffix,
+                           index_value));
     CL_RETURN_IF_ERROR(put(kAuditCf, keys::ByActionPrefix(d.action) + suffix, ""));
     CL_RETURN_IF_ERROR(put(kAuditCf, keys::ByTimePrefix() + suffix, action));
     if (!d.reason.empty()) {

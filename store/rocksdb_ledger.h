@@ -63,6 +63,9 @@ class RocksDbLedger final : public Ledger {
   Result<std::vector<model::Decision>> DecisionsByCronJob(std::string_view ns,
                                                           std::string_view name, Time from, Time to,
                                                           size_t limit) override;
+  Result<std::vector<model::Decision>> DecisionSummariesByCronJob(std::string_view ns,
+                                                                  std::string_view name, Time from,
+                                                                  Time to, size_t limit) override;
   Result<std::vector<model::Decision>> DecisionsByActionReason(
       std::optional<model::DecisionAction> action, std::string_view reason, Time from, Time to,
       size_t limit) override;
@@ -72,6 +75,7 @@ class RocksDbLedger final : public Ledger {
   Result<LedgerMeta> Meta() override;
   Result<std::string> GetSourcePosition(std::string_view source) override;
   CommitStats Stats() const override;
+  DecisionReadStats DecisionReads() const override;
   Status Refresh() override;
 
   Result<RebuildReport> Rebuild(bool repair) override;
@@ -133,9 +137,18 @@ class RocksDbLedger final : public Ledger {
                                  const rocksdb::Snapshot* snapshot);
   Result<std::vector<model::Job>> JobsByOwnerAt(std::string_view ns, std::string_view owner,
                                                 const rocksdb::Snapshot* snapshot);
+  // What an index scan takes from the entries' values: nothing (the seq in the key, then the
+  // decision log), or a CronJob index value (keys.h) with the whole decision or its summary.
+  enum class Cover { kNone, kFull, kSummary };
   Result<std::vector<model::Decision>> IndexScan(const std::string& prefix, Time from, Time to,
                                                  size_t limit,
-                                                 std::optional<model::DecisionAction> action);
+                                                 std::optional<model::DecisionAction> action,
+                                                 Cover cover = Cover::kNone);
+  // Reads the decisions `wanted` (seq, slot in *out) from the decision log into their slots, with
+  // batched point reads; `summary` drops their Json members.
+  Status ReadLoggedDecisions(const rocksdb::Snapshot* snapshot,
+                             const std::vector<std::pair<uint64_t, size_t>>& wanted, bool summary,
+                             std::vector<model::Decision>* out);
 
   LedgerOptions options_;
   const WallClock* clock_;
@@ -148,6 +161,10 @@ class RocksDbLedger final : public Ledger {
   std::atomic<int64_t> last_catchup_ns_{0};
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> cfs_;
+  // DecisionReads(): audit index entries visited, decisions taken from index values, point reads.
+  std::atomic<uint64_t> index_entries_{0};
+  std::atomic<uint64_t> from_index_{0};
+  std::atomic<uint64_t> log_reads_{0};
 
   // Group commit (leader/follower, as leveldb's DBImpl::Write): writers queue up; the front one
   // leads, writes the whole queue it sees in one batch and wakes the rest.

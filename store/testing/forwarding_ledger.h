@@ -61,6 +61,11 @@ class ForwardingLedger : public Ledger {
                                                           size_t limit) override {
     return base_.DecisionsByCronJob(ns, name, from, to, limit);
   }
+  Result<std::vector<model::Decision>> DecisionSummariesByCronJob(std::string_view ns,
+                                                                  std::string_view name, Time from,
+                                                                  Time to, size_t limit) override {
+    return base_.DecisionSummariesByCronJob(ns, name, from, to, limit);
+  }
   Result<std::vector<model::Decision>> DecisionsByActionReason(
       std::optional<model::DecisionAction> action, std::string_view reason, Time from, Time to,
       size_t limit) override {
@@ -77,6 +82,7 @@ class ForwardingLedger : public Ledger {
     return base_.GetSourcePosition(source);
   }
   CommitStats Stats() const override { return base_.Stats(); }
+  DecisionReadStats DecisionReads() const override { return base_.DecisionReads(); }
   Status Refresh() override { return base_.Refresh(); }
   Result<RebuildReport> Rebuild(bool repair) override { return base_.Rebuild(repair); }
   Status Backup(const std::string& dir) override { return base_.Backup(dir); }
