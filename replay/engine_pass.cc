@@ -144,10 +144,10 @@ void Engine::RunPass(PassSummary summary, const FamilyView& view, OpenPass& p,
     d.cause = model::DecisionCause{summary.tick_seq, summary.view_seq, summary.tick.trigger};
   }
   if (options_.what_if.empty() && summary.problem.empty() &&
-      model::DumpJson(model::EncodeAccountingState(result.accounting)) != recorded_accounting) {
+      model::AccountingStateBytes(result.accounting) != recorded_accounting) {
     summary.problem = "the accounting state after the pass differs: recorded " +
                       recorded_accounting + ", derived " +
-                      model::DumpJson(model::EncodeAccountingState(result.accounting));
+                      model::AccountingStateBytes(result.accounting);
   }
   if (observer_ != nullptr) {
     observer_->OnPass(PassContext{summary, view, before, result, recorded_accounting});
