@@ -55,7 +55,7 @@ SyncPass::Flow SyncPass::CreateJob(Time slot) {
     model::Decision d = NewRecord(model::DecisionAction::kCreateJob);
     d.scheduled_time = slot;
     d.job_name = name;
-    d.job_object = *request;
+    d.job_object = std::move(*request);  // not read again
     if (adopted) d.message = "the Job already existed and is controlled by this CronJob";
     DrainSlotRecords();
     out_.decisions.push_back(std::move(d));

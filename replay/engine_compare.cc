@@ -6,9 +6,16 @@
 
 namespace cronledger::replay::internal {
 
-Status Engine::ScanRecorded() {
-  const ReplayScope& scope = options_.scope;
+Status Engine::ReadRecorded(std::vector<model::Decision>* out) {
   return source_.ScanDecisions([&](const model::Decision& d) {
+    out->push_back(d);
+    return true;
+  });
+}
+
+void Engine::SelectRecorded(std::vector<model::Decision>&& all) {
+  const ReplayScope& scope = options_.scope;
+  for (model::Decision& d : all) {
     ++result_.decisions_scanned;
     ++records_;
     Progress(false);
@@ -20,10 +27,9 @@ Status Engine::ScanRecorded() {
          scope.InWindow(d.time) &&
          (!scope.selector ||
           label_selected_.count(FamilyKey(d.cron_job.namespace_, d.cron_job.name)) != 0))) {
-      result_.recorded.push_back(d);
+      result_.recorded.push_back(std::move(d));
     }
-    return true;
-  });
+  }
 }
 
 namespace {

@@ -82,7 +82,10 @@ class Engine {
                                       const FamilyView& view);
 
   // engine_compare.cc: the recorded stream and the comparison.
-  Status ScanRecorded();
+  // Reads the whole decision log (on its own thread, during the input scan).
+  Status ReadRecorded(std::vector<model::Decision>* out);
+  // Keeps the recorded decisions the replay compares (after the input scan).
+  void SelectRecorded(std::vector<model::Decision>&& all);
   void Compare();
 
   RecordSource& source_;
