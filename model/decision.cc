@@ -1,6 +1,7 @@
 #include "model/decision.h"
 
 #include <array>
+#include <charconv>
 #include <utility>
 
 #include "model/objects.h"
@@ -29,6 +30,48 @@ Result<uint64_t> ReqUint(const Json& j, std::string_view key, std::string_view p
     return Status::InvalidArgument(std::string(path) + "." + std::string(key) + ": negative");
   }
   return static_cast<uint64_t>(v.value_or(0));
+}
+
+// The direct writer behind CanonicalDecisionBytes and AccountingStateBytes. It writes what
+// DumpJson (nlohmann's serializer: compact, ensure_ascii=false, invalid UTF-8 replaced) writes for
+// the same tree: object keys in byte order, integers in decimal. Strings that are plain
+// printable ASCII without '"' or '\\' (nearly all of them) are copied; any other string, a
+// double, and the embedded Json values go through nlohmann's own serializer, so escaping and
+// number formatting are nlohmann's by construction.
+void AppendJsonValue(const Json& j, std::string* out) {
+  nlohmann::detail::serializer<Json> s(nlohmann::detail::output_adapter<char, std::string>(*out),
+                                       ' ', Json::error_handler_t::replace);
+  s.dump(j, /*pretty_print=*/false, /*ensure_ascii=*/false, /*indent_step=*/0);
+}
+
+void AppendString(std::string_view s, std::string* out) {
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u > 0x7e || c == '"' || c == '\\') {
+      AppendJsonValue(Json(std::string(s)), out);
+      return;
+    }
+  }
+  out->push_back('"');
+  out->append(s);
+  out->push_back('"');
+}
+
+template <typename Int>
+void AppendInt(Int v, std::string* out) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out->append(buf, r.ptr);
+}
+
+void AppendTime(Time t, std::string* out) { AppendString(FormatRfc3339Nano(t), out); }
+
+void AppendOptTime(const std::optional<Time>& t, std::string* out) {
+  if (t) {
+    AppendTime(*t, out);
+  } else {
+    out->append("null");
+  }
 }
 
 }  // namespace
@@ -138,7 +181,96 @@ Result<Decision> DecodeDecision(const Json& j) {
   return d;
 }
 
-std::string CanonicalDecisionBytes(const Decision& d) { return DumpJson(EncodeDecision(d)); }
+std::string CanonicalDecisionBytes(const Decision& d) {
+  std::string out;
+  out.reserve(512);
+  AppendCanonicalDecisionBytes(d, &out);
+  return out;
+}
+
+// The keys of EncodeDecision in the order nlohmann's std::map holds them (byte order).
+void AppendCanonicalDecisionBytes(const Decision& d, std::string* out) {
+  out->append("{\"action\":");
+  AppendString(DecisionActionName(d.action), out);
+  out->append(",\"cause\":{\"inputSeq\":");
+  AppendInt(d.cause.input_seq, out);
+  out->append(",\"tickSeq\":");
+  AppendInt(d.cause.tick_seq, out);
+  out->append(",\"trigger\":");
+  AppendString(d.cause.trigger, out);
+  out->append("},\"cronJob\":{\"name\":");
+  AppendString(d.cron_job.name, out);
+  out->append(",\"namespace\":");
+  AppendString(d.cron_job.namespace_, out);
+  out->append(",\"uid\":");
+  AppendString(d.cron_job.uid, out);
+  out->push_back('}');
+  if (d.event_type) {
+    out->append(",\"eventType\":");
+    AppendString(*d.event_type, out);
+  }
+  if (d.job_name || !d.job_object.is_null()) {
+    out->append(",\"job\":{");
+    if (d.job_name) {
+      out->append("\"name\":");
+      AppendString(*d.job_name, out);
+    }
+    if (!d.job_object.is_null()) {
+      out->append(d.job_name ? ",\"object\":" : "\"object\":");
+      AppendJsonValue(d.job_object, out);
+    }
+    out->push_back('}');
+  }
+  if (d.message) {
+    out->append(",\"message\":");
+    AppendString(*d.message, out);
+  }
+  out->append(",\"policy\":{\"concurrencyPolicy\":");
+  AppendString(d.policy.concurrency_policy, out);
+  out->append(",\"schedule\":");
+  AppendString(d.policy.schedule, out);
+  out->append(",\"startingDeadlineSeconds\":");
+  if (d.policy.starting_deadline_seconds) {
+    AppendInt(*d.policy.starting_deadline_seconds, out);
+  } else {
+    out->append("null");
+  }
+  out->append(d.policy.suspend ? ",\"suspend\":true" : ",\"suspend\":false");
+  out->append(",\"timeZone\":");
+  if (d.policy.time_zone) {
+    AppendString(*d.policy.time_zone, out);
+  } else {
+    out->append("null");
+  }
+  out->push_back('}');
+  if (d.range_end) {
+    out->append(",\"rangeEnd\":");
+    AppendTime(*d.range_end, out);
+  }
+  if (!d.reason.empty()) {
+    out->append(",\"reason\":");
+    AppendString(d.reason, out);
+  }
+  if (d.requeue_after) {
+    out->append(",\"requeueAfterNanos\":");
+    AppendInt(d.requeue_after->count(), out);
+    out->append(",\"requeueAfterSeconds\":");
+    AppendJsonValue(Json(static_cast<double>(d.requeue_after->count()) / 1e9), out);
+  }
+  if (d.scheduled_time) {
+    out->append(",\"scheduledTime\":");
+    AppendTime(*d.scheduled_time, out);
+  }
+  out->append(",\"seq\":");
+  AppendInt(d.seq, out);
+  if (!d.status.is_null()) {
+    out->append(",\"status\":");
+    AppendJsonValue(d.status, out);
+  }
+  out->append(",\"time\":");
+  AppendTime(d.time, out);
+  out->push_back('}');
+}
 
 Json EncodeAccountingState(const AccountingState& s) {
   Json j = Json::object();
@@ -152,6 +284,25 @@ Json EncodeAccountingState(const AccountingState& s) {
   j["blockedKey"] = s.blocked_key;
   put_time("blockedUntil", s.blocked_until);
   return j;
+}
+
+std::string AccountingStateBytes(const AccountingState& s) {
+  std::string out;
+  out.reserve(160);
+  out.append("{\"accountedThrough\":");
+  AppendOptTime(s.accounted_through, &out);
+  out.append(",\"blockedKey\":");
+  AppendString(s.blocked_key, &out);
+  out.append(",\"blockedReason\":");
+  AppendString(s.blocked_reason, &out);
+  out.append(",\"blockedUntil\":");
+  AppendOptTime(s.blocked_until, &out);
+  out.append(",\"pendingReason\":");
+  AppendString(s.pending_reason, &out);
+  out.append(",\"pendingSlot\":");
+  AppendOptTime(s.pending_slot, &out);
+  out.push_back('}');
+  return out;
 }
 
 Result<AccountingState> DecodeAccountingState(const Json& j) {

@@ -91,8 +91,12 @@ struct Decision {
 
 Json EncodeDecision(const Decision& d);
 Result<Decision> DecodeDecision(const Json& j);
-// The canonical bytes of a decision (the input of the replay digest).
+// The canonical bytes of a decision (the input of the replay digest): exactly
+// DumpJson(EncodeDecision(d)), written directly (no Json tree, no copy of the job object or
+// status).
 std::string CanonicalDecisionBytes(const Decision& d);
+// The same appended to `*out`.
+void AppendCanonicalDecisionBytes(const Decision& d, std::string* out);
 
 PolicySnapshot SnapshotPolicy(const struct CronJobSpec& spec);
 
@@ -117,6 +121,8 @@ struct AccountingState {
 };
 
 Json EncodeAccountingState(const AccountingState& s);
+// Exactly DumpJson(EncodeAccountingState(s)) (what a PassEnd records), written directly.
+std::string AccountingStateBytes(const AccountingState& s);
 Result<AccountingState> DecodeAccountingState(const Json& j);
 
 }  // namespace cronledger::model

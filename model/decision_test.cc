@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <random>
+
 #include "model/objects.h"
 
 namespace cronledger::model {
@@ -67,6 +70,116 @@ TEST(DecisionCodec, ShapeMatchesDesign) {
   EXPECT_EQ(j["policy"]["startingDeadlineSeconds"], 200);
   EXPECT_DOUBLE_EQ(j["requeueAfterSeconds"].get<double>(), 1.5);
   EXPECT_FALSE(j.contains("scheduledTime"));
+}
+
+// The direct writers must produce exactly what the nlohmann tree produced (the recorded digests
+// depend on it): generated decisions and accounting states with every optional on and off,
+// strings that need escaping or replacement, extreme numbers and nested job objects.
+class Gen {
+ public:
+  explicit Gen(uint64_t seed) : rng_(seed) {}
+  int64_t Int(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
+  bool Coin() { return Int(0, 1) == 1; }
+  std::string Str() {
+    static const std::vector<std::string> kStrings = {"",
+                                                      "plain",
+                                                      "cj-17-28401234",
+                                                      "with \"quotes\"",
+                                                      "back\\slash",
+                                                      "tab\tnew\nline",
+                                                      std::string("nul\0byte", 8),
+                                                      "\x01\x1f ctl",
+                                                      "del \x7f",
+                                                      "caf\xc3\xa9 \xe6\x97\xa5",
+                                                      "bad \xff\xfe utf8",
+                                                      "trunc \xe6\x97",
+                                                      "</script>",
+                                                      "emoji \xf0\x9f\x98\x80",
+                                                      "/slash/"};
+    return kStrings[static_cast<size_t>(Int(0, static_cast<int64_t>(kStrings.size()) - 1))];
+  }
+  Time Instant() { return Time::FromUnix(Int(-70000000000, 300000000000), Int(0, 999999999)); }
+  Json Value(int depth) {
+    switch (Int(0, depth > 2 ? 5 : 7)) {
+      case 0:
+        return Json(nullptr);
+      case 1:
+        return Json(Coin());
+      case 2:
+        return Json(Int(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()));
+      case 3:
+        return Json(static_cast<double>(Int(-1000000, 1000000)) /
+                    static_cast<double>(Int(1, 1000)));
+      case 4:
+        return Json(static_cast<uint64_t>(Int(0, std::numeric_limits<int64_t>::max())) * 2 + 1);
+      case 5:
+        return Json(Str());
+      case 6: {
+        Json a = Json::array();
+        for (int64_t i = Int(0, 3); i > 0; --i) a.push_back(Value(depth + 1));
+        return a;
+      }
+      default: {
+        Json o = Json::object();
+        for (int64_t i = Int(0, 4); i > 0; --i) o[Str()] = Value(depth + 1);
+        return o;
+      }
+    }
+  }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+TEST(DecisionCodec, CanonicalBytesAreTheTreeEncodingByteForByte) {
+  Gen g(8);
+  for (int i = 0; i < 5000; ++i) {
+    SCOPED_TRACE(i);
+    Decision d;
+    d.seq = g.Coin() ? static_cast<uint64_t>(g.Int(0, 1 << 30))
+                     : std::numeric_limits<uint64_t>::max() - static_cast<uint64_t>(g.Int(0, 9));
+    d.time = g.Instant();
+    d.cron_job = {g.Str(), g.Str(), g.Str()};
+    d.action = static_cast<DecisionAction>(g.Int(0, 6));
+    if (g.Coin()) d.scheduled_time = g.Instant();
+    if (g.Coin()) d.range_end = g.Instant();
+    if (g.Coin()) d.reason = g.Str();
+    if (g.Coin()) d.job_name = g.Str();
+    if (g.Coin()) d.job_object = g.Value(0);
+    if (g.Coin()) d.event_type = g.Str();
+    if (g.Coin()) d.message = g.Str();
+    if (g.Coin()) {
+      d.requeue_after = Duration(g.Coin() ? g.Int(-4000000000000, 4000000000000)
+                                          : g.Int(std::numeric_limits<int64_t>::min(),
+                                                  std::numeric_limits<int64_t>::max()));
+    }
+    if (g.Coin()) d.status = g.Value(0);
+    d.cause = {static_cast<uint64_t>(g.Int(0, 1 << 30)), static_cast<uint64_t>(g.Int(0, 1 << 30)),
+               g.Str()};
+    d.policy.schedule = g.Str();
+    if (g.Coin()) d.policy.time_zone = g.Str();
+    d.policy.concurrency_policy = g.Str();
+    if (g.Coin()) {
+      d.policy.starting_deadline_seconds =
+          g.Int(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+    }
+    d.policy.suspend = g.Coin();
+    ASSERT_EQ(CanonicalDecisionBytes(d), DumpJson(EncodeDecision(d)));
+    std::string appended = "prefix";
+    AppendCanonicalDecisionBytes(d, &appended);
+    EXPECT_EQ(appended, "prefix" + DumpJson(EncodeDecision(d)));
+
+    AccountingState s;
+    if (g.Coin()) s.accounted_through = g.Instant();
+    if (g.Coin()) s.pending_slot = g.Instant();
+    if (g.Coin()) s.pending_reason = g.Str();
+    if (g.Coin()) s.blocked_reason = g.Str();
+    if (g.Coin()) s.blocked_key = g.Str();
+    if (g.Coin()) s.blocked_until = g.Instant();
+    ASSERT_EQ(AccountingStateBytes(s), DumpJson(EncodeAccountingState(s)));
+  }
 }
 
 TEST(DecisionCodec, RejectsUnknownAction) {

@@ -19,8 +19,8 @@ bool LessThanHalf(Duration x, Duration y) {
          static_cast<uint64_t>(y.count());
 }
 
-Time EarliestTime(const model::CronJob& cj) {
-  if (cj.status.last_schedule_time) return *cj.status.last_schedule_time;
+Time EarliestTime(const model::CronJob& cj, const model::CronJobStatus& status) {
+  if (status.last_schedule_time) return *status.last_schedule_time;
   // metav1.Time zero value when the API object has no creationTimestamp.
   return cj.metadata.creation_timestamp.value_or(Time::GoZero());
 }
@@ -109,8 +109,14 @@ Time NextOrZero(const Schedule& schedule, Time t) {
 
 Result<MostRecent> MostRecentScheduleTime(const model::CronJob& cj, Time now,
                                           const Schedule& schedule, bool include_deadline) {
+  return MostRecentScheduleTime(cj, cj.status, now, schedule, include_deadline);
+}
+
+Result<MostRecent> MostRecentScheduleTime(const model::CronJob& cj,
+                                          const model::CronJobStatus& status, Time now,
+                                          const Schedule& schedule, bool include_deadline) {
   MostRecent out;
-  out.earliest = EarliestTime(cj);
+  out.earliest = EarliestTime(cj, status);
   if (include_deadline && cj.spec.starting_deadline_seconds) {
     const Time deadline = now.Add(-GoSeconds(*cj.spec.starting_deadline_seconds));
     if (deadline > out.earliest) out.earliest = deadline;
@@ -137,7 +143,12 @@ Result<MostRecent> MostRecentScheduleTime(const model::CronJob& cj, Time now,
 
 Result<NextSchedule> NextScheduleTime(const model::CronJob& cj, Time now,
                                       const Schedule& schedule) {
-  CL_ASSIGN_OR_RETURN(MostRecent mr, MostRecentScheduleTime(cj, now, schedule, true));
+  return NextScheduleTime(cj, cj.status, now, schedule);
+}
+
+Result<NextSchedule> NextScheduleTime(const model::CronJob& cj, const model::CronJobStatus& status,
+                                      Time now, const Schedule& schedule) {
+  CL_ASSIGN_OR_RETURN(MostRecent mr, MostRecentScheduleTime(cj, status, now, schedule, true));
   NextSchedule out;
   if (!mr.most_recent || *mr.most_recent > now) return out;
   out.scheduled = mr.most_recent;
@@ -146,8 +157,13 @@ Result<NextSchedule> NextScheduleTime(const model::CronJob& cj, Time now,
 }
 
 Duration NextScheduleTimeDuration(const model::CronJob& cj, Time now, const Schedule& schedule) {
+  return NextScheduleTimeDuration(cj, cj.status, now, schedule);
+}
+
+Duration NextScheduleTimeDuration(const model::CronJob& cj, const model::CronJobStatus& status,
+                                  Time now, const Schedule& schedule) {
   Time base = now;
-  auto mr = MostRecentScheduleTime(cj, now, schedule, false);
+  auto mr = MostRecentScheduleTime(cj, status, now, schedule, false);
   if (mr.ok()) {
     if (mr->most_recent) {
       base = *mr->most_recent;

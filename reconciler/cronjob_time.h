@@ -37,6 +37,10 @@ int64_t GoWholeSeconds(Duration d);
 // difference between two schedules is less than 1 second".
 Result<MostRecent> MostRecentScheduleTime(const model::CronJob& cj, Time now,
                                           const Schedule& schedule, bool include_deadline);
+// The same for `cj` with its status replaced by `status` (a pass works on a status copy).
+Result<MostRecent> MostRecentScheduleTime(const model::CronJob& cj,
+                                          const model::CronJobStatus& status, Time now,
+                                          const Schedule& schedule, bool include_deadline);
 
 struct NextSchedule {
   std::optional<Time> scheduled;  // the slot to act on, if any
@@ -44,10 +48,14 @@ struct NextSchedule {
 };
 // spec §7.2 (the event is left to the caller).
 Result<NextSchedule> NextScheduleTime(const model::CronJob& cj, Time now, const Schedule& schedule);
+Result<NextSchedule> NextScheduleTime(const model::CronJob& cj, const model::CronJobStatus& status,
+                                      Time now, const Schedule& schedule);
 
 // spec §7.3: next(base) + 100 ms - now, computed WITHOUT the deadline; saturates instead of
 // overflowing (the year-1 case).
 Duration NextScheduleTimeDuration(const model::CronJob& cj, Time now, const Schedule& schedule);
+Duration NextScheduleTimeDuration(const model::CronJob& cj, const model::CronJobStatus& status,
+                                  Time now, const Schedule& schedule);
 
 // Go's schedule.Next with robfig's "zero time" for "nothing within five years".
 Time NextOrZero(const Schedule& schedule, Time t);

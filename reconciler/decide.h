@@ -13,6 +13,7 @@
 //   while (s.next_call) { in.outcomes.push_back(Perform(*s.next_call)); s = Decide(in); }
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ namespace cronledger::reconciler {
 struct DecideOptions {
   // Run history cleanup (spec §5) before scheduling. Default: true.
   bool history_cleanup = true;
+  // Fill ApiCall::object of the create and updateStatus calls (SyncResult::actions, the pending
+  // call). Replay, which compares decisions and never sends the calls, turns it off; nothing
+  // else changes (the decisions are the same). Default: true.
+  bool call_objects = true;
 };
 
 // A Kubernetes Event recorded on the CronJob (spec §10).
@@ -49,6 +54,18 @@ struct SyncInput {
   std::vector<model::ApiOutcome> outcomes;  // outcomes of the calls already made in this pass
 };
 
+// SyncInput without ownership (replay reads the objects from its versioned view and does not
+// copy them): the same pass, the same result. Every pointer must outlive the Decide() call.
+struct SyncInputRef {
+  const model::CronJob* cron_job = nullptr;
+  std::span<const model::Job* const> jobs;
+  Time now;
+  DecideOptions options;
+  const model::TimeZoneDb* tzdb = nullptr;
+  const model::AccountingState* accounting = nullptr;
+  std::span<const model::ApiOutcome> outcomes;
+};
+
 struct SyncResult {
   std::vector<model::ApiCall> actions;  // the API calls of the pass, in the order performed
   std::vector<Event> events;
@@ -69,5 +86,7 @@ struct Step {
 
 // Never throws; CL_CHECKs that `in.tzdb` is set.
 Step Decide(const SyncInput& in);
+// The same over borrowed objects; also CL_CHECKs `cron_job` and `accounting`.
+Step Decide(const SyncInputRef& in);
 
 }  // namespace cronledger::reconciler

@@ -58,6 +58,17 @@ std::vector<const model::Job*> OwnedJobs(const model::CronJob& cj,
   return owned;
 }
 
+std::vector<const model::Job*> OwnedJobs(const model::CronJob& cj,
+                                         std::span<const model::Job* const> jobs) {
+  std::vector<const model::Job*> owned;
+  for (const model::Job* job : jobs) {
+    if (job->metadata.namespace_ != cj.metadata.namespace_) continue;
+    const model::OwnerReference* ref = job->metadata.ControllerRef();
+    if (ref != nullptr && ref->name == cj.metadata.name) owned.push_back(job);
+  }
+  return owned;
+}
+
 bool JobStartedBefore(const model::Job& a, const model::Job& b) {
   const auto& sa = a.status.start_time;
   const auto& sb = b.status.start_time;

@@ -2,6 +2,7 @@
 
 // Job construction and job bookkeeping helpers of the upstream controller (spec §4, §5, §8).
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@ Result<model::Json> BuildJob(const model::CronJob& cj, Time scheduled,
 // input order (spec §4: name only, no kind/UID/label check).
 std::vector<const model::Job*> OwnedJobs(const model::CronJob& cj,
                                          const std::vector<model::Job>& jobs);
+std::vector<const model::Job*> OwnedJobs(const model::CronJob& cj,
+                                         std::span<const model::Job* const> jobs);
 
 // upstream byJobStartTime: jobs with a start time first, oldest first; ties and missing start
 // times ordered by name (spec §5).

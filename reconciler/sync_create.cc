@@ -10,8 +10,8 @@ using model::ApiKind;
 using model::ApiVerb;
 namespace skip = model::skip_reason;
 
-bool InActive(const model::CronJob& cj, const std::string& uid) {
-  for (const auto& r : cj.status.active) {
+bool InActive(const model::CronJobStatus& status, const std::string& uid) {
+  for (const auto& r : status.active) {
     if (r.uid == uid) return true;
   }
   return false;
@@ -20,13 +20,14 @@ bool InActive(const model::CronJob& cj, const std::string& uid) {
 }  // namespace
 
 SyncPass::Flow SyncPass::CreateJob(Time slot) {
-  auto request = BuildJob(work_, slot, *in_.tzdb);
+  auto request = BuildJob(*cj_, slot, *in_.tzdb);
   if (!request.ok()) {
     accountant_.Pend(slot, std::string(skip::kSuperseded));
     return Fail(request.status().message());
   }
-  const std::string name = JobName(work_.metadata.name, slot);
-  auto created = Call(ApiVerb::kCreate, ApiKind::kJob, work_.metadata.namespace_, name, *request);
+  const std::string name = JobName(cj_->metadata.name, slot);
+  auto created = Call(ApiVerb::kCreate, ApiKind::kJob, cj_->metadata.namespace_, name,
+                      in_.options.call_objects ? *request : model::Json());
   if (!created) return Flow::kSuspend;
   model::Json response;
   bool adopted = false;
@@ -48,13 +49,13 @@ SyncPass::Flow SyncPass::CreateJob(Time slot) {
   auto job = model::DecodeJob(response);
   if (!job.ok()) {
     accountant_.Pend(slot, std::string(skip::kSuperseded));
-    return Fail("unable to make object reference for job for " + work_.metadata.Key());
+    return Fail("unable to make object reference for job for " + cj_->metadata.Key());
   }
   if (accountant_.Created(slot)) {
     model::Decision d = NewRecord(model::DecisionAction::kCreateJob);
     d.scheduled_time = slot;
     d.job_name = name;
-    d.job_object = *request;
+    d.job_object = std::move(*request);  // not read again
     if (adopted) d.message = "the Job already existed and is controlled by this CronJob";
     DrainSlotRecords();
     out_.decisions.push_back(std::move(d));
@@ -69,8 +70,8 @@ SyncPass::Flow SyncPass::CreateJob(Time slot) {
   ref.name = job->metadata.name;
   ref.uid = job->metadata.uid;
   ref.resource_version = job->metadata.resource_version;
-  work_.status.active.push_back(std::move(ref));
-  work_.status.last_schedule_time = slot;
+  status_.active.push_back(std::move(ref));
+  status_.last_schedule_time = slot;
   sync_update_ = true;
   return Requeue();
 }
@@ -79,7 +80,7 @@ SyncPass::Flow SyncPass::CreateJob(Time slot) {
 // it only if this CronJob controls it and it is not already in the active list. The early returns
 // carry no requeue delay (spec §6.12).
 SyncPass::Flow SyncPass::AdoptExisting(Time slot, const std::string& name, model::Json* response) {
-  auto got = Call(ApiVerb::kGet, ApiKind::kJob, work_.metadata.namespace_, name);
+  auto got = Call(ApiVerb::kGet, ApiKind::kJob, cj_->metadata.namespace_, name);
   if (!got) return Flow::kSuspend;
   if (!got->ok()) {
     accountant_.Pend(slot, std::string(skip::kSuperseded));
@@ -91,7 +92,7 @@ SyncPass::Flow SyncPass::AdoptExisting(Time slot, const std::string& name, model
     return Fail("decoding the Job from the API: " + job.status().message());
   }
   const model::OwnerReference* owner = job->metadata.ControllerRef();
-  if (owner == nullptr || owner->uid != work_.metadata.uid || InActive(work_, job->metadata.uid)) {
+  if (owner == nullptr || owner->uid != cj_->metadata.uid || InActive(status_, job->metadata.uid)) {
     // Another actor manages it, or it is already tracked.
     accountant_.Pend(slot, std::string(skip::kAlreadyProcessed));
     return Flow::kReturn;

@@ -15,13 +15,13 @@ using model::DecisionAction;
 constexpr const char* kNormal = "Normal";
 constexpr const char* kWarning = "Warning";
 
-bool InActive(const model::CronJob& cj, const std::string& uid) {
-  return std::any_of(cj.status.active.begin(), cj.status.active.end(),
+bool InActive(const model::CronJobStatus& status, const std::string& uid) {
+  return std::any_of(status.active.begin(), status.active.end(),
                      [&](const model::ObjectReference& r) { return r.uid == uid; });
 }
 
-void RemoveActive(model::CronJob* cj, const std::string& uid) {
-  auto& active = cj->status.active;
+void RemoveActive(model::CronJobStatus* status, const std::string& uid) {
+  auto& active = status->active;
   active.erase(std::remove_if(active.begin(), active.end(),
                               [&](const model::ObjectReference& r) { return r.uid == uid; }),
                active.end());
@@ -35,17 +35,29 @@ Time DefaultAnchor(const model::CronJob& cj) {
 }  // namespace
 
 Step Decide(const SyncInput& in) {
+  std::vector<const model::Job*> jobs;
+  jobs.reserve(in.jobs.size());
+  for (const model::Job& job : in.jobs) jobs.push_back(&job);
+  return Decide(
+      SyncInputRef{&in.cron_job, jobs, in.now, in.options, in.tzdb, &in.accounting, in.outcomes});
+}
+
+Step Decide(const SyncInputRef& in) {
   CL_CHECK(in.tzdb != nullptr);
+  CL_CHECK(in.cron_job != nullptr && in.accounting != nullptr);
   return SyncPass(in).Run();
 }
 
-SyncPass::SyncPass(const SyncInput& in)
-    : in_(in), work_(in.cron_job), accountant_(in.accounting, DefaultAnchor(in.cron_job), in.now) {}
+SyncPass::SyncPass(const SyncInputRef& in)
+    : in_(in),
+      cj_(in.cron_job),
+      status_(in.cron_job->status),
+      accountant_(*in.accounting, DefaultAnchor(*in.cron_job), in.now) {}
 
 Step SyncPass::Run() {
   // spec §3: owned jobs, then cleanup (flag A), then syncCronJob (flag B) on the same list.
-  owned_ = OwnedJobs(in_.cron_job, in_.jobs);
-  if (in_.accounting.accounted_through) {
+  owned_ = OwnedJobs(*in_.cron_job, in_.jobs);
+  if (in_.accounting->accounted_through) {
     // Not on a first pass: fire times with a Job before cronledger's first pass are taken as
     // handled (the initial anchor), and `cronledger decide` without accounting is unchanged.
     accountant_.AdoptExistingJobs([this](Time slot) { return HasJob(slot); });
@@ -62,12 +74,18 @@ Step SyncPass::Run() {
 
 SyncPass::Flow SyncPass::Finish() {
   DrainSlotRecords();
-  out_.status = work_.status;
+  out_.status = status_;
   out_.status_changed = cleanup_update_ || sync_update_;
   out_.accounting = accountant_.Finish();
   if (out_.status_changed) {
-    auto outcome = Call(ApiVerb::kUpdateStatus, ApiKind::kCronJob, work_.metadata.namespace_,
-                        work_.metadata.name, model::EncodeCronJob(work_));
+    model::Json object;
+    if (in_.options.call_objects) {
+      model::CronJob written = *cj_;
+      written.status = status_;
+      object = model::EncodeCronJob(written);
+    }
+    auto outcome = Call(ApiVerb::kUpdateStatus, ApiKind::kCronJob, cj_->metadata.namespace_,
+                        cj_->metadata.name, std::move(object));
     if (!outcome) return Flow::kSuspend;
     if (!outcome->ok()) {
       // spec §3 step 6: a failed status write wins over any requeue delay.
@@ -75,7 +93,7 @@ SyncPass::Flow SyncPass::Finish() {
       return Flow::kReturn;
     }
     model::Decision d = NewRecord(DecisionAction::kUpdateStatus);
-    d.status = model::EncodeCronJobStatus(work_.status);
+    d.status = model::EncodeCronJobStatus(status_);
     out_.decisions.push_back(std::move(d));
   }
   if (requeue_) {
@@ -103,10 +121,10 @@ std::optional<model::ApiOutcome> SyncPass::Call(ApiVerb verb, ApiKind kind, cons
 model::Decision SyncPass::NewRecord(DecisionAction action) const {
   model::Decision d;
   d.time = in_.now;
-  d.cron_job = {in_.cron_job.metadata.namespace_, in_.cron_job.metadata.name,
-                in_.cron_job.metadata.uid};
+  d.cron_job = {in_.cron_job->metadata.namespace_, in_.cron_job->metadata.name,
+                in_.cron_job->metadata.uid};
   d.action = action;
-  d.policy = model::SnapshotPolicy(in_.cron_job.spec);
+  d.policy = model::SnapshotPolicy(in_.cron_job->spec);
   return d;
 }
 
@@ -123,10 +141,10 @@ void SyncPass::Emit(const char* type, const std::string& reason, const std::stri
 // A Job exists for the fire time, whether or not any pass accounted it: the owned Jobs of the
 // cache by the slot's deterministic name (spec §8), or the CronJob's status (spec §6.8).
 bool SyncPass::HasJob(Time slot) const {
-  const std::string name = JobName(in_.cron_job.metadata.name, slot);
-  if (work_.status.last_schedule_time == slot) return true;
-  for (const auto& r : work_.status.active) {
-    if (r.name == name && r.namespace_ == work_.metadata.namespace_) return true;
+  const std::string name = JobName(in_.cron_job->metadata.name, slot);
+  if (status_.last_schedule_time == slot) return true;
+  for (const auto& r : status_.active) {
+    if (r.name == name && r.namespace_ == cj_->metadata.namespace_) return true;
   }
   return std::any_of(owned_.begin(), owned_.end(),
                      [&](const model::Job* j) { return j->metadata.name == name; });
@@ -139,12 +157,12 @@ void SyncPass::DrainSlotRecords() {
     d.range_end = r.range_end;
     d.reason = std::move(r.reason);
     if (r.scheduled_time && r.action != DecisionAction::kSkipped) {
-      d.job_name = JobName(in_.cron_job.metadata.name, *r.scheduled_time);
+      d.job_name = JobName(in_.cron_job->metadata.name, *r.scheduled_time);
     }
     if (r.scheduled_time && r.action == DecisionAction::kCreateJob) {
       // Adopted: the Job as this CronJob requests it for the fire time (the one that exists
       // carries the same name; its template may have been older).
-      auto request = BuildJob(work_, *r.scheduled_time, *in_.tzdb);
+      auto request = BuildJob(*cj_, *r.scheduled_time, *in_.tzdb);
       if (request.ok()) d.job_object = std::move(*request);
     }
     if (!r.message.empty()) d.message = std::move(r.message);
@@ -166,7 +184,7 @@ SyncPass::Flow SyncPass::DeleteJob(const std::string& ns, const std::string& nam
     Emit(kWarning, "FailedDelete", "Deleted job: " + outcome->message);
     return Flow::kContinue;
   }
-  RemoveActive(&work_, uid);
+  RemoveActive(&status_, uid);
   model::Decision d = NewRecord(DecisionAction::kDeleteJob);
   d.job_name = name;
   out_.decisions.push_back(std::move(d));
@@ -177,7 +195,7 @@ SyncPass::Flow SyncPass::DeleteJob(const std::string& ns, const std::string& nam
 
 // spec §5: history cleanup runs before scheduling so that a failing create cannot block it.
 SyncPass::Flow SyncPass::Cleanup() {
-  const auto& spec = work_.spec;
+  const auto& spec = cj_->spec;
   if (!spec.successful_jobs_history_limit && !spec.failed_jobs_history_limit) {
     return Flow::kContinue;
   }
@@ -222,26 +240,28 @@ SyncPass::Flow SyncPass::ReconcileOwnedJobs() {
   for (const model::Job* job : owned_) {
     const std::string& uid = job->metadata.uid;
     seen_uids_.insert(uid);
-    const bool found = InActive(work_, uid);
+    const bool found = InActive(status_, uid);
     const auto condition = model::FinishedCondition(*job);
     if (!found && !condition) {
       auto outcome =
-          Call(ApiVerb::kGet, ApiKind::kCronJob, work_.metadata.namespace_, work_.metadata.name);
+          Call(ApiVerb::kGet, ApiKind::kCronJob, cj_->metadata.namespace_, cj_->metadata.name);
       if (!outcome) return Flow::kSuspend;
       if (!outcome->ok()) return Fail(outcome->message);
       auto fresh = model::DecodeCronJob(outcome->object);
       if (!fresh.ok())
         return Fail("decoding the CronJob from the API: " + fresh.status().message());
-      if (InActive(*fresh, uid)) {
+      if (InActive(fresh->status, uid)) {
         // Quirk Q1 (spec §12): from here on upstream works on the fresh copy. cronledger also
         // WRITES that copy (upstream writes its stale one), see docs/reconciler.md.
-        work_ = std::move(*fresh);
+        fresh_ = std::move(*fresh);
+        cj_ = &*fresh_;
+        status_ = fresh_->status;
         continue;
       }
       Emit(kWarning, "UnexpectedJob",
            "Saw a job that the controller did not create or forgot: " + job->metadata.name);
     } else if (found && condition) {
-      RemoveActive(&work_, uid);
+      RemoveActive(&status_, uid);
       Emit(kNormal, "SawCompletedJob",
            "Saw completed job: " + job->metadata.name + ", condition: " + *condition);
       sync_update_ = true;
@@ -254,7 +274,7 @@ SyncPass::Flow SyncPass::ReconcileOwnedJobs() {
 // lastSuccessfulTime only moves forward, but is first set even from an absent completionTime
 // (spec §6.1, §12); the newest upstream does this in the same pass that removes the job.
 void SyncPass::RecordSuccess(const model::Job& job) {
-  auto& last = work_.status.last_successful_time;
+  auto& last = status_.last_successful_time;
   const auto& completed = job.status.completion_time;
   if (!last) {
     last = completed;
@@ -268,14 +288,14 @@ void SyncPass::RecordSuccess(const model::Job& job) {
 
 // spec §6.1, second loop: active entries the cache did not show are checked with a fresh GET.
 SyncPass::Flow SyncPass::DropMissingActive() {
-  const std::vector<model::ObjectReference> snapshot = work_.status.active;
+  const std::vector<model::ObjectReference> snapshot = status_.active;
   for (const auto& ref : snapshot) {
     if (seen_uids_.count(ref.uid) != 0) continue;
     auto outcome = Call(ApiVerb::kGet, ApiKind::kJob, ref.namespace_, ref.name);
     if (!outcome) return Flow::kSuspend;
     if (outcome->reason == model::api_reason::kNotFound) {
       Emit(kNormal, "MissingJob", "Active job went missing: " + ref.name);
-      RemoveActive(&work_, ref.uid);
+      RemoveActive(&status_, ref.uid);
       sync_update_ = true;
     } else if (!outcome->ok()) {
       return Fail(outcome->message);

@@ -16,7 +16,7 @@ namespace cronledger::reconciler {
 
 class SyncPass {
  public:
-  explicit SyncPass(const SyncInput& in);
+  explicit SyncPass(const SyncInputRef& in);
   Step Run();
 
  private:
@@ -55,10 +55,15 @@ class SyncPass {
   Flow AdoptExisting(Time slot, const std::string& name, model::Json* response);
   Flow Requeue();
 
-  const SyncInput& in_;
+  const SyncInputRef& in_;
   size_t next_outcome_ = 0;
   std::optional<model::ApiCall> pending_;
-  model::CronJob work_;  // the copy all status changes go to (spec §3 step 3; Q1 below)
+  // The CronJob the pass works on (spec §3 step 3): its metadata and spec are read from `cj_`
+  // (the input, or after quirk Q1 the fresh copy in `fresh_`); all status changes go to the
+  // copy `status_`. The input is never copied as a whole.
+  const model::CronJob* cj_;
+  std::optional<model::CronJob> fresh_;
+  model::CronJobStatus status_;
   std::vector<const model::Job*> owned_;
   std::set<std::string> seen_uids_;
   std::unique_ptr<reconciler::Schedule> schedule_;

@@ -15,11 +15,11 @@ namespace skip = model::skip_reason;
 constexpr const char* kNormal = "Normal";
 constexpr const char* kWarning = "Warning";
 
-bool InActiveByName(const model::CronJob& cj, const std::string& name) {
-  return std::any_of(cj.status.active.begin(), cj.status.active.end(),
-                     [&](const model::ObjectReference& r) {
-                       return r.name == name && r.namespace_ == cj.metadata.namespace_;
-                     });
+bool InActiveByName(const model::CronJobStatus& status, const std::string& ns,
+                    const std::string& name) {
+  return std::any_of(
+      status.active.begin(), status.active.end(),
+      [&](const model::ObjectReference& r) { return r.name == name && r.namespace_ == ns; });
 }
 
 std::string BlockKey(std::string_view reason, const model::CronJobSpec& spec) {
@@ -33,13 +33,13 @@ SyncPass::Flow SyncPass::Schedule() {
   if (flow == Flow::kContinue) flow = ParseSchedule();
   if (flow != Flow::kContinue) return flow;
   // spec §6.6 / §7.2: the slot to act on, computed WITH the deadline.
-  auto next = NextScheduleTime(work_, in_.now, *schedule_);
+  auto next = NextScheduleTime(*cj_, status_, in_.now, *schedule_);
   if (!next.ok()) {
     const std::string msg =
-        "invalid schedule: " + work_.spec.schedule + " : " + next.status().message();
+        "invalid schedule: " + cj_->spec.schedule + " : " + next.status().message();
     Emit(kWarning, "InvalidSchedule", msg);
     accountant_.Block(std::string(skip::kInvalidSchedule),
-                      BlockKey(skip::kInvalidSchedule, work_.spec), msg);
+                      BlockKey(skip::kInvalidSchedule, cj_->spec), msg);
     return Flow::kReturn;
   }
   accountant_.Unblock();
@@ -47,7 +47,7 @@ SyncPass::Flow SyncPass::Schedule() {
     // Nothing to start: the due fire times were excluded by the deadline (TooLate), or the
     // missed-count estimate overshot an irregular schedule (spec §7.1).
     std::optional<Time> too_late;
-    if (const auto d = work_.spec.starting_deadline_seconds) too_late = in_.now.Add(-GoSeconds(*d));
+    if (const auto d = cj_->spec.starting_deadline_seconds) too_late = in_.now.Add(-GoSeconds(*d));
     accountant_.EndOlderKeepLatest(*schedule_, std::string(skip::kSuperseded), too_late);
     return Requeue();
   }
@@ -62,30 +62,30 @@ SyncPass::Flow SyncPass::Schedule() {
 
 std::unique_ptr<reconciler::Schedule> SyncPass::ParseQuietly() const {
   // For accounting only (deletion, suspend): evaluate the schedule without upstream's events.
-  if (work_.spec.time_zone && !in_.tzdb->Load(*work_.spec.time_zone).ok()) return nullptr;
+  if (cj_->spec.time_zone && !in_.tzdb->Load(*cj_->spec.time_zone).ok()) return nullptr;
   auto parsed =
-      ParseStandard(FormatSchedule(work_.spec.schedule, work_.spec.time_zone).text, *in_.tzdb);
+      ParseStandard(FormatSchedule(cj_->spec.schedule, cj_->spec.time_zone).text, *in_.tzdb);
   return parsed.ok() ? std::move(*parsed) : nullptr;
 }
 
 // spec §6.2-§6.4, in upstream's order: deletion, time zone, suspend.
 SyncPass::Flow SyncPass::CheckPreconditions() {
-  if (work_.metadata.deletion_timestamp) {
+  if (cj_->metadata.deletion_timestamp) {
     if (auto quiet = ParseQuietly()) accountant_.EndAllDue(*quiet, std::string(skip::kDeleting));
     return Flow::kReturn;
   }
-  if (work_.spec.time_zone) {
-    auto zone = in_.tzdb->Load(*work_.spec.time_zone);
+  if (cj_->spec.time_zone) {
+    auto zone = in_.tzdb->Load(*cj_->spec.time_zone);
     if (!zone.ok()) {
       const std::string msg =
-          "invalid timeZone: " + GoQuote(*work_.spec.time_zone) + ": " + zone.status().message();
+          "invalid timeZone: " + GoQuote(*cj_->spec.time_zone) + ": " + zone.status().message();
       Emit(kWarning, "UnknownTimeZone", msg);
       accountant_.Block(std::string(skip::kUnknownTimeZone),
-                        BlockKey(skip::kUnknownTimeZone, work_.spec), msg);
+                        BlockKey(skip::kUnknownTimeZone, cj_->spec), msg);
       return Flow::kReturn;
     }
   }
-  if (work_.spec.suspend.value_or(false)) {
+  if (cj_->spec.suspend.value_or(false)) {
     // Due fire times are recorded, not lost: older ones end as Suspended now, the latest stays
     // pending because upstream starts it on resume if it is still the most recent one.
     if (auto quiet = ParseQuietly()) {
@@ -99,10 +99,10 @@ SyncPass::Flow SyncPass::CheckPreconditions() {
 
 // spec §6.5: a schedule containing "TZ" is used verbatim and spec.timeZone is ignored.
 SyncPass::Flow SyncPass::ParseSchedule() {
-  const FormattedSchedule formatted = FormatSchedule(work_.spec.schedule, work_.spec.time_zone);
+  const FormattedSchedule formatted = FormatSchedule(cj_->spec.schedule, cj_->spec.time_zone);
   if (formatted.contains_tz) {
     Emit(kWarning, "UnsupportedSchedule",
-         "CRON_TZ or TZ used in schedule " + GoQuote(work_.spec.schedule) +
+         "CRON_TZ or TZ used in schedule " + GoQuote(cj_->spec.schedule) +
              " is not officially supported, see "
              "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more "
              "details");
@@ -110,10 +110,10 @@ SyncPass::Flow SyncPass::ParseSchedule() {
   auto parsed = ParseStandard(formatted.text, *in_.tzdb);
   if (!parsed.ok()) {
     const std::string msg =
-        "unparseable schedule: " + GoQuote(work_.spec.schedule) + " : " + parsed.status().message();
+        "unparseable schedule: " + GoQuote(cj_->spec.schedule) + " : " + parsed.status().message();
     Emit(kWarning, "UnparseableSchedule", msg);
     accountant_.Block(std::string(skip::kInvalidSchedule),
-                      BlockKey(skip::kInvalidSchedule, work_.spec), msg);
+                      BlockKey(skip::kInvalidSchedule, cj_->spec), msg);
     return Flow::kReturn;
   }
   schedule_ = std::move(*parsed);
@@ -122,13 +122,13 @@ SyncPass::Flow SyncPass::ParseSchedule() {
 
 SyncPass::Flow SyncPass::Requeue() {
   // spec §7.3: computed without the deadline, from the status as it is now.
-  requeue_ = NextScheduleTimeDuration(work_, in_.now, *schedule_);
+  requeue_ = NextScheduleTimeDuration(*cj_, status_, in_.now, *schedule_);
   return Flow::kReturn;
 }
 
 // spec §6.7-§6.9: too late, already processed, Forbid.
 SyncPass::Flow SyncPass::ActOnSlot(Time slot) {
-  const auto deadline = work_.spec.starting_deadline_seconds;
+  const auto deadline = cj_->spec.starting_deadline_seconds;
   if (deadline && slot.Add(GoSeconds(*deadline)) < in_.now) {
     // Unreachable for deadlines >= 0 (spec §6.7); kept for fidelity.
     Emit(kWarning, "MissSchedule",
@@ -136,22 +136,23 @@ SyncPass::Flow SyncPass::ActOnSlot(Time slot) {
     accountant_.Pend(slot, std::string(skip::kTooLate));
     return Requeue();
   }
-  const std::string name = JobName(work_.metadata.name, slot);
-  if (InActiveByName(work_, name) || work_.status.last_schedule_time == slot) {
+  const std::string name = JobName(cj_->metadata.name, slot);
+  if (InActiveByName(status_, cj_->metadata.namespace_, name) ||
+      status_.last_schedule_time == slot) {
     // Already processed, so a Job was created for it. When no completed pass accounted it (the
     // pass that created it was cut off after its status write), this pass records it: createJob
     // (adopted). Upstream's behaviour is unchanged: nothing is called.
     if (!accountant_.AdoptNow(slot)) accountant_.Pend(slot, std::string(skip::kAlreadyProcessed));
     return Requeue();
   }
-  if (work_.spec.concurrency_policy == "Forbid" && !work_.status.active.empty()) {
+  if (cj_->spec.concurrency_policy == "Forbid" && !status_.active.empty()) {
     Emit(kNormal, "JobAlreadyActive",
          "Not starting job because prior execution is running and concurrency policy is Forbid");
     // Not terminal: once the running job ends the slot may still start (spec §6.9).
     accountant_.Pend(slot, std::string(skip::kConcurrencyForbid));
     return Requeue();
   }
-  if (work_.spec.concurrency_policy == "Replace") {
+  if (cj_->spec.concurrency_policy == "Replace") {
     Flow flow = ReplaceActive(slot);
     if (flow != Flow::kContinue) return flow;
   }
@@ -160,7 +161,7 @@ SyncPass::Flow SyncPass::ActOnSlot(Time slot) {
 
 // spec §6.10: delete every active job, removing entries by the UID of the job fetched.
 SyncPass::Flow SyncPass::ReplaceActive(Time slot) {
-  const std::vector<model::ObjectReference> snapshot = work_.status.active;
+  const std::vector<model::ObjectReference> snapshot = status_.active;
   for (const auto& ref : snapshot) {
     auto got = Call(ApiVerb::kGet, ApiKind::kJob, ref.namespace_, ref.name);
     if (!got) return Flow::kSuspend;

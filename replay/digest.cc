@@ -11,7 +11,7 @@ std::string DigestBytes(const model::Decision& d) {
   return model::CanonicalDecisionBytes(copy);
 }
 
-void DecisionDigest::AddBytes(const std::string& canonical) {
+void DecisionDigest::AddBytes(std::string_view canonical) {
   Sha256 h;
   h.Update(std::string_view(reinterpret_cast<const char*>(chain_.data()), chain_.size()));
   char len[8];

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "model/decision.h"
 #include "replay/sha256.h"
@@ -23,9 +24,11 @@ class DecisionDigest {
  public:
   DecisionDigest() { chain_.fill(0); }
   void Add(const model::Decision& d) { AddBytes(DigestBytes(d)); }
-  void AddBytes(const std::string& canonical);
+  void AddBytes(std::string_view canonical);
   uint64_t count() const { return count_; }
   std::string Hex() const { return Sha256::Hex(chain_); }
+  // Same chain state: equal streams so far (up to SHA-256 collisions).
+  friend bool operator==(const DecisionDigest&, const DecisionDigest&) = default;
 
  private:
   Sha256::Digest chain_;

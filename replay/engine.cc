@@ -1,5 +1,7 @@
 #include "replay/engine.h"
 
+#include <thread>
+
 #include "model/json.h"
 #include "replay/engine_internal.h"
 
@@ -150,14 +152,23 @@ Status Engine::OnInput(const store::LogRecord& rec) {
 Result<ReplayResult> Engine::Run() {
   total_ = source_.ApproximateRecords();
   CL_RETURN_IF_ERROR(OnConfig(model::ConfigChange{Time(), "localTimeZone", "Local"}));
+  // The decision log is read (and decoded) on a second thread while the inputs are replayed;
+  // which of its records are compared is decided after the input scan, in log order, so the
+  // result does not depend on the threads' timing.
+  std::vector<model::Decision> recorded;
+  Status recorded_status;
+  std::thread reader([&] { recorded_status = ReadRecorded(&recorded); });
   Status status;
-  CL_RETURN_IF_ERROR(source_.ScanInputs([&](const store::LogRecord& rec) {
+  Status scanned = source_.ScanInputs([&](const store::LogRecord& rec) {
     status = OnInput(rec);
     return status.ok();
-  }));
+  });
+  reader.join();
+  CL_RETURN_IF_ERROR(scanned);
   CL_RETURN_IF_ERROR(status);
+  CL_RETURN_IF_ERROR(recorded_status);
   for (const auto& [tick_seq, p] : open_) result_.interrupted_passes += p.in_scope;
-  CL_RETURN_IF_ERROR(ScanRecorded());
+  SelectRecorded(std::move(recorded));
   Compare();
   Progress(true);
   return std::move(result_);

@@ -6,9 +6,16 @@
 
 namespace cronledger::replay::internal {
 
-Status Engine::ScanRecorded() {
-  const ReplayScope& scope = options_.scope;
+Status Engine::ReadRecorded(std::vector<model::Decision>* out) {
   return source_.ScanDecisions([&](const model::Decision& d) {
+    out->push_back(d);
+    return true;
+  });
+}
+
+void Engine::SelectRecorded(std::vector<model::Decision>&& all) {
+  const ReplayScope& scope = options_.scope;
+  for (model::Decision& d : all) {
     ++result_.decisions_scanned;
     ++records_;
     Progress(false);
@@ -20,10 +27,9 @@ Status Engine::ScanRecorded() {
          scope.InWindow(d.time) &&
          (!scope.selector ||
           label_selected_.count(FamilyKey(d.cron_job.namespace_, d.cron_job.name)) != 0))) {
-      result_.recorded.push_back(d);
+      result_.recorded.push_back(std::move(d));
     }
-    return true;
-  });
+  }
 }
 
 namespace {
@@ -43,17 +49,25 @@ void Engine::Compare() {
   auto& recorded = result_.recorded;
   const size_t n = std::max(derived.size(), recorded.size());
   std::optional<Divergence> first;
+  std::string bytes;
   for (size_t i = 0; i < n; ++i) {
     if (i < derived.size() && i < recorded.size()) {
-      // Equal records (seq aside) have equal canonical bytes: encode them once for both chains.
+      // Equal records (seq aside) have equal canonical bytes: encode them once for both chains,
+      // and while the chains are equal (equal streams so far) hash them once.
       model::Decision& r = recorded[i];
       const uint64_t seq = r.seq;
       r.seq = 0;
       const bool equal = r == derived[i];
       if (equal) {
-        const std::string bytes = model::CanonicalDecisionBytes(r);
+        bytes.clear();
+        model::AppendCanonicalDecisionBytes(r, &bytes);
+        const bool same_chain = derived_digest == recorded_digest;
         derived_digest.AddBytes(bytes);
-        recorded_digest.AddBytes(bytes);
+        if (same_chain) {
+          recorded_digest = derived_digest;
+        } else {
+          recorded_digest.AddBytes(bytes);
+        }
       }
       r.seq = seq;
       if (equal) continue;

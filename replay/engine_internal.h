@@ -42,9 +42,10 @@ struct ChainEntry {  // the accounting state the next pass of a CronJob starts f
   uint64_t last_view_seq = 0;
 };
 
-// The SyncInput a CronJob's passes read, kept between passes: only the objects whose version
-// changed since the previous pass of the family are copied in again (a pass copies the CronJob
-// and Jobs by value; most passes read the same objects as the previous one).
+// The SyncInput a CronJob's what-if passes read, kept between passes: only the objects whose
+// version changed since the previous pass of the family are copied in again (an emulated pass
+// consumes its input; most passes read the same objects as the previous one). Recorded passes
+// read the view in place (reconciler::SyncInputRef).
 struct CachedInput {
   reconciler::SyncInput in;
   std::shared_ptr<const model::CronJob> cron_job;       // what in.cron_job was copied from
@@ -76,12 +77,15 @@ class Engine {
   // The family's cached SyncInput brought up to `view` (what-if overrides applied).
   reconciler::SyncInput& InputFor(const std::string& key, const FamilyView& view);
   // The pass with its recorded outcomes (in.outcomes).
-  reconciler::SyncResult DecideRecorded(const reconciler::SyncInput& in, PassSummary* summary);
+  reconciler::SyncResult DecideRecorded(const reconciler::SyncInputRef& in, PassSummary* summary);
   reconciler::SyncResult DecideWhatIf(reconciler::SyncInput in, const OpenPass& p,
                                       const FamilyView& view);
 
   // engine_compare.cc: the recorded stream and the comparison.
-  Status ScanRecorded();
+  // Reads the whole decision log (on its own thread, during the input scan).
+  Status ReadRecorded(std::vector<model::Decision>* out);
+  // Keeps the recorded decisions the replay compares (after the input scan).
+  void SelectRecorded(std::vector<model::Decision>&& all);
   void Compare();
 
   RecordSource& source_;
@@ -99,7 +103,8 @@ class Engine {
   std::unordered_set<uint64_t> replayed_ticks_;          // ticks of replayed passes
   std::unordered_set<std::string> label_selected_;       // families a selector chose at a Tick
   std::unordered_map<std::string, ChainEntry> chain_;    // by "ns/name"
-  std::unordered_map<std::string, CachedInput> inputs_;  // by "ns/name"
+  std::unordered_map<std::string, CachedInput> inputs_;  // by "ns/name" (what-if passes)
+  std::vector<const model::Job*> jobs_;                  // the Jobs of the pass being decided
   uint64_t records_ = 0;
   uint64_t total_ = 0;
 };

@@ -24,14 +24,14 @@ bool SameCall(const RecordedCall& r, const model::ApiCall& c) {
 
 }  // namespace
 
-reconciler::SyncResult Engine::DecideRecorded(const reconciler::SyncInput& in,
+reconciler::SyncResult Engine::DecideRecorded(const reconciler::SyncInputRef& in,
                                               PassSummary* summary) {
   reconciler::Step step = reconciler::Decide(in);
   if (step.next_call) {
     summary->problem = "the derived pass needs call " + std::to_string(in.outcomes.size()) + " (" +
                        DescribeCall(*step.next_call) + ") that the recorded pass did not make";
     reconciler::SyncResult none;
-    none.accounting = in.accounting;
+    none.accounting = *in.accounting;
     return none;
   }
   if (step.result.actions.size() != in.outcomes.size()) {
@@ -117,6 +117,20 @@ void Engine::RunPass(PassSummary summary, const FamilyView& view, OpenPass& p,
             ? "the view cannot be rebuilt: " + view.errors.begin()->first + " at " +
                   view.errors.begin()->second
             : "the view has no CronJob " + key + " at input " + std::to_string(summary.view_seq);
+  } else if (options_.what_if.empty()) {
+    // The pass reads the view's objects in place (no copies): the CronJob and the Jobs by name.
+    jobs_.clear();
+    for (const auto& [name, entry] : view.jobs) jobs_.push_back(entry.job.get());
+    reconciler::SyncInputRef in;
+    in.cron_job = view.cron_job.get();
+    in.jobs = jobs_;
+    in.now = summary.tick.now;
+    in.options.history_cleanup = p.history_cleanup;
+    in.options.call_objects = false;  // only the decisions are compared
+    in.tzdb = p.tzdb;
+    in.accounting = &before;
+    in.outcomes = p.outcomes;
+    result = DecideRecorded(in, &summary);
   } else {
     reconciler::SyncInput& in = InputFor(key, view);
     in.now = summary.tick.now;
@@ -124,21 +138,16 @@ void Engine::RunPass(PassSummary summary, const FamilyView& view, OpenPass& p,
     in.tzdb = p.tzdb;
     in.accounting = before;
     in.outcomes.clear();
-    if (options_.what_if.empty()) {
-      in.outcomes = std::move(p.outcomes);  // the pass is not looked at again
-      result = DecideRecorded(in, &summary);
-    } else {
-      result = DecideWhatIf(in, p, view);  // copies: the emulated pass consumes its input
-    }
+    result = DecideWhatIf(in, p, view);  // copies: the emulated pass consumes its input
   }
   for (model::Decision& d : result.decisions) {
     d.cause = model::DecisionCause{summary.tick_seq, summary.view_seq, summary.tick.trigger};
   }
   if (options_.what_if.empty() && summary.problem.empty() &&
-      model::DumpJson(model::EncodeAccountingState(result.accounting)) != recorded_accounting) {
+      model::AccountingStateBytes(result.accounting) != recorded_accounting) {
     summary.problem = "the accounting state after the pass differs: recorded " +
                       recorded_accounting + ", derived " +
-                      model::DumpJson(model::EncodeAccountingState(result.accounting));
+                      model::AccountingStateBytes(result.accounting);
   }
   if (observer_ != nullptr) {
     observer_->OnPass(PassContext{summary, view, before, result, recorded_accounting});

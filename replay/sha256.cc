@@ -2,6 +2,12 @@
 
 #include <cstring>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#include <immintrin.h>
+#define CRONLEDGER_SHA_NI 1
+#endif
+
 namespace cronledger::replay {
 namespace {
 
@@ -17,13 +23,8 @@ constexpr std::array<uint32_t, 64> kRound = {
 
 constexpr uint32_t Rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
-}  // namespace
-
-Sha256::Sha256()
-    : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-         0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
-
-void Sha256::Block(const uint8_t* p) {
+void PortableBlock(std::array<uint32_t, 8>* state, const uint8_t* p) {
+  std::array<uint32_t, 8>& h_ = *state;
   std::array<uint32_t, 64> w;
   for (int i = 0; i < 16; ++i) {
     w[i] = (uint32_t{p[4 * i]} << 24) | (uint32_t{p[4 * i + 1]} << 16) |
@@ -61,6 +62,87 @@ void Sha256::Block(const uint8_t* p) {
   h_[7] += h;
 }
 
+void PortableBlocks(std::array<uint32_t, 8>* state, const uint8_t* p, size_t blocks) {
+  for (; blocks > 0; --blocks, p += 64) PortableBlock(state, p);
+}
+
+#ifdef CRONLEDGER_SHA_NI
+// The SHA extensions: the state is kept as the two lanes ABEF and CDGH that SHA256RNDS2 works on;
+// each group of four rounds adds four message words to four round constants, and the message
+// schedule is extended four words at a time (SHA256MSG1/MSG2), three groups ahead of its use.
+__attribute__((target("sha,sse4.1,ssse3"))) void ShaNiBlocks(std::array<uint32_t, 8>* state,
+                                                             const uint8_t* p, size_t blocks) {
+  const __m128i kByteSwap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  __m128i tmp = _mm_loadu_si128(reinterpret_cast<const __m128i*>(state->data()));
+  __m128i state1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(state->data() + 4));
+  tmp = _mm_shuffle_epi32(tmp, 0xB1);                // CDAB
+  state1 = _mm_shuffle_epi32(state1, 0x1B);          // EFGH
+  __m128i state0 = _mm_alignr_epi8(tmp, state1, 8);  // ABEF
+  state1 = _mm_blend_epi16(state1, tmp, 0xF0);       // CDGH
+  for (; blocks > 0; --blocks, p += 64) {
+    const __m128i abef = state0;
+    const __m128i cdgh = state1;
+    __m128i m[4];
+#pragma GCC unroll 16
+    for (int g = 0; g < 16; ++g) {
+      if (g < 4) {
+        m[g] = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * g)),
+                                kByteSwap);
+      }
+      __m128i msg = _mm_add_epi32(
+          m[g % 4], _mm_loadu_si128(reinterpret_cast<const __m128i*>(kRound.data() + 4 * g)));
+      state1 = _mm_sha256rnds2_epu32(state1, state0, msg);
+      if (g >= 3 && g < 15) {
+        const __m128i t = _mm_alignr_epi8(m[g % 4], m[(g + 3) % 4], 4);
+        m[(g + 1) % 4] = _mm_sha256msg2_epu32(_mm_add_epi32(m[(g + 1) % 4], t), m[g % 4]);
+      }
+      msg = _mm_shuffle_epi32(msg, 0x0E);
+      state0 = _mm_sha256rnds2_epu32(state0, state1, msg);
+      if (g >= 1 && g < 13) m[(g - 1) % 4] = _mm_sha256msg1_epu32(m[(g - 1) % 4], m[g % 4]);
+    }
+    state0 = _mm_add_epi32(state0, abef);
+    state1 = _mm_add_epi32(state1, cdgh);
+  }
+  tmp = _mm_shuffle_epi32(state0, 0x1B);        // FEBA
+  state1 = _mm_shuffle_epi32(state1, 0xB1);     // DCHG
+  state0 = _mm_blend_epi16(tmp, state1, 0xF0);  // DCBA
+  state1 = _mm_alignr_epi8(state1, tmp, 8);     // ABEF
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(state->data()), state0);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(state->data() + 4), state1);
+}
+
+bool DetectShaNi() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(1, &a, &b, &c, &d) == 0) return false;
+  const bool ssse3 = (c & (1u << 9)) != 0;
+  const bool sse41 = (c & (1u << 19)) != 0;
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d) == 0) return false;
+  const bool sha = (b & (1u << 29)) != 0;
+  return ssse3 && sse41 && sha;
+}
+#endif
+
+}  // namespace
+
+bool Sha256::HardwareAccelerated() {
+#ifdef CRONLEDGER_SHA_NI
+  static const bool available = DetectShaNi();
+  return available;
+#else
+  return false;
+#endif
+}
+
+Sha256::Sha256(Impl impl)
+    : blocks_(&PortableBlocks), h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {
+#ifdef CRONLEDGER_SHA_NI
+  if (impl == Impl::kAuto && HardwareAccelerated()) blocks_ = &ShaNiBlocks;
+#else
+  (void)impl;
+#endif
+}
+
 void Sha256::Update(std::string_view bytes) {
   const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
   size_t n = bytes.size();
@@ -72,11 +154,14 @@ void Sha256::Update(std::string_view bytes) {
     p += take;
     n -= take;
     if (buffered_ < buffer_.size()) return;
-    Block(buffer_.data());
+    blocks_(&h_, buffer_.data(), 1);
     buffered_ = 0;
   }
-  for (; n >= 64; p += 64, n -= 64) Block(p);
-  std::memcpy(buffer_.data(), p, n);
+  const size_t whole = n / 64;
+  if (whole > 0) blocks_(&h_, p, whole);
+  p += whole * 64;
+  n -= whole * 64;
+  if (n > 0) std::memcpy(buffer_.data(), p, n);
   buffered_ = n;
 }
 
@@ -84,10 +169,10 @@ Sha256::Digest Sha256::Finish() {
   const uint64_t bits = length_ * 8;
   // Padding: 0x80, zeros up to 56 mod 64, then the message length in bits, big-endian.
   const size_t pad = (buffered_ < 56 ? 56 : 120) - buffered_;
-  std::string tail(pad + 8, '\0');
+  char tail[128] = {};
   tail[0] = static_cast<char>(0x80);
   for (int i = 0; i < 8; ++i) tail[pad + i] = static_cast<char>(bits >> (56 - 8 * i));
-  Update(tail);
+  Update(std::string_view(tail, pad + 8));
   Digest out;
   for (int i = 0; i < 8; ++i) {
     for (int j = 0; j < 4; ++j) out[4 * i + j] = static_cast<uint8_t>(h_[i] >> (24 - 8 * j));
@@ -95,8 +180,8 @@ Sha256::Digest Sha256::Finish() {
   return out;
 }
 
-Sha256::Digest Sha256::Hash(std::string_view bytes) {
-  Sha256 s;
+Sha256::Digest Sha256::Hash(std::string_view bytes, Impl impl) {
+  Sha256 s(impl);
   s.Update(bytes);
   return s.Finish();
 }

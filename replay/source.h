@@ -16,6 +16,8 @@
 
 namespace cronledger::replay {
 
+// Replay runs the two scans of one source at the same time, from two threads (the decision log
+// is read while the inputs are replayed): an implementation must allow that.
 class RecordSource {
  public:
   virtual ~RecordSource() = default;
