@@ -138,7 +138,7 @@ Status OutboxEmitter::Fill() {
   Status scan;
   if (options_.stream == EmitStream::kDecisions) {
     scan = ledger_.ScanDecisions(produced_through_ + 1, [&](const model::Decision& d) {
-      return produce(d.seq, KeyOfDecision(d), model::DumpJson(model::EncodeDecision(d)));
+      return produce(d.seq, KeyOfDecision(d), model::CanonicalDecisionBytes(d));
     });
   } else {
     scan = ledger_.ScanInputs(produced_through_ + 1, true, [&](const store::LogRecord& r) {
