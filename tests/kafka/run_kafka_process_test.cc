@@ -25,6 +25,7 @@
 #include "store/test_util.h"
 #include "tests/kafka/kafka_testing.h"
 #include "tests/testing/cli.h"
+#include "tests/testing/minute_jobs.h"
 
 #ifndef CRONLEDGER_BIN
 #error "CRONLEDGER_BIN must name the cronledger executable"
@@ -136,24 +137,9 @@ class KafkaRunProcessTest : public ::testing::Test {
     back_.store(0);
   }
 
-  // Every CronJob has the Jobs of every minute from the one it was created in (or the next, when
-  // a boundary passed before the controller first saw it) to the current one.
   bool AllFireTimesHaveJobs(std::string* missing) {
-    const int64_t now_minute = RealUnix() / 60;
-    for (const auto& [cj, minute] : created_) {
-      for (int64_t m = minute + 1; m <= now_minute; ++m) {
-        if (!server_->Get(kube::BatchJobs(), "default", cj + "-" + std::to_string(m))) {
-          *missing = cj + "-" + std::to_string(m);
-          return false;
-        }
-      }
-      if (now_minute == minute &&
-          !server_->Get(kube::BatchJobs(), "default", cj + "-" + std::to_string(minute))) {
-        *missing = cj + "-" + std::to_string(minute);
-        return false;
-      }
-    }
-    return true;
+    return ::cronledger::testing::AllMinuteJobsExist(*server_, "default", created_, RealUnix() / 60,
+                                                     missing);
   }
 
   bool EventuallyAllJobs(std::string* missing) {
