@@ -32,15 +32,21 @@ void EncodeWatchEvent(const WatchEvent& e, RecordWriter* w) {
   w->Bytes(e.raw);
 }
 
+// The event type and object kind that start a v1 watch event record.
+Status DecodeWatchEventHeaderV1(RecordReader* r, WatchEventType* type, ObjectKind* kind) {
+  uint8_t t = 0;
+  uint8_t k = 0;
+  if (!r->Byte(&t) || !r->Byte(&k)) return Truncated("watch event");
+  if (t < 1 || t > 4) return Status::Corruption("watch event: unknown event type");
+  if (k < 1 || k > 2) return Status::Corruption("watch event: unknown object kind");
+  *type = static_cast<WatchEventType>(t);
+  *kind = static_cast<ObjectKind>(k);
+  return Status::Ok();
+}
+
 // Decodes into `e`, reusing its strings' storage (scans decode millions of records).
 Status DecodeWatchEventV1Into(RecordReader* r, WatchEvent* e) {
-  uint8_t type = 0;
-  uint8_t kind = 0;
-  if (!r->Byte(&type) || !r->Byte(&kind)) return Truncated("watch event");
-  if (type < 1 || type > 4) return Status::Corruption("watch event: unknown event type");
-  if (kind < 1 || kind > 2) return Status::Corruption("watch event: unknown object kind");
-  e->type = static_cast<WatchEventType>(type);
-  e->kind = static_cast<ObjectKind>(kind);
+  CL_RETURN_IF_ERROR(DecodeWatchEventHeaderV1(r, &e->type, &e->kind));
   if (!r->String(&e->api_version) || !r->String(&e->namespace_) || !r->String(&e->name) ||
       !r->String(&e->uid) || !r->String(&e->resource_version) || !r->String(&e->owner_name) ||
       !r->String(&e->owner_uid) || !r->String(&e->raw)) {
@@ -50,14 +56,8 @@ Status DecodeWatchEventV1Into(RecordReader* r, WatchEvent* e) {
 }
 
 Status DecodeWatchEventRefV1(RecordReader* r, WatchEventRef* e) {
-  uint8_t type = 0;
-  uint8_t kind = 0;
   std::string_view raw;
-  if (!r->Byte(&type) || !r->Byte(&kind)) return Truncated("watch event");
-  if (type < 1 || type > 4) return Status::Corruption("watch event: unknown event type");
-  if (kind < 1 || kind > 2) return Status::Corruption("watch event: unknown object kind");
-  e->type = static_cast<WatchEventType>(type);
-  e->kind = static_cast<ObjectKind>(kind);
+  CL_RETURN_IF_ERROR(DecodeWatchEventHeaderV1(r, &e->type, &e->kind));
   if (!r->Bytes(&e->api_version) || !r->Bytes(&e->namespace_) || !r->Bytes(&e->name) ||
       !r->Bytes(&e->uid) || !r->Bytes(&e->resource_version) || !r->Bytes(&e->owner_name) ||
       !r->Bytes(&e->owner_uid) || !r->Bytes(&raw)) {
@@ -68,18 +68,7 @@ Status DecodeWatchEventRefV1(RecordReader* r, WatchEventRef* e) {
 
 Result<Input> DecodeWatchEventV1(RecordReader* r) {
   WatchEvent e;
-  uint8_t type = 0;
-  uint8_t kind = 0;
-  if (!r->Byte(&type) || !r->Byte(&kind)) return Truncated("watch event");
-  if (type < 1 || type > 4) return Status::Corruption("watch event: unknown event type");
-  if (kind < 1 || kind > 2) return Status::Corruption("watch event: unknown object kind");
-  e.type = static_cast<WatchEventType>(type);
-  e.kind = static_cast<ObjectKind>(kind);
-  if (!r->String(&e.api_version) || !r->String(&e.namespace_) || !r->String(&e.name) ||
-      !r->String(&e.uid) || !r->String(&e.resource_version) || !r->String(&e.owner_name) ||
-      !r->String(&e.owner_uid) || !r->String(&e.raw)) {
-    return Truncated("watch event");
-  }
+  CL_RETURN_IF_ERROR(DecodeWatchEventV1Into(r, &e));
   return Input(std::move(e));
 }
 
