@@ -225,4 +225,19 @@ std::map<std::string, std::vector<uint64_t>> DecisionSeqsByKey(store::Ledger& le
   return out;
 }
 
+model::Json CronJobManifest(const std::string& ns, const std::string& name,
+                            const std::string& schedule, const std::string& concurrency_policy) {
+  model::Json tmpl;
+  tmpl["spec"]["template"]["spec"] = {
+      {"restartPolicy", "Never"},
+      {"containers", model::Json::array({{{"name", "c"}, {"image", "busybox:1.36"}}})}};
+  model::Json spec = {{"schedule", schedule}};
+  if (!concurrency_policy.empty()) spec["concurrencyPolicy"] = concurrency_policy;
+  spec["jobTemplate"] = std::move(tmpl);
+  return {{"apiVersion", "batch/v1"},
+          {"kind", "CronJob"},
+          {"metadata", {{"name", name}, {"namespace", ns}}},
+          {"spec", std::move(spec)}};
+}
+
 }  // namespace cronledger::kafka_testing

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "model/decision.h"
+#include "model/json.h"
 #include "model/result.h"
 #include "store/ledger.h"
 
@@ -94,6 +95,12 @@ std::vector<model::Decision> CommitDecisions(store::Ledger& ledger,
 std::map<std::string, std::vector<uint64_t>> ApplyDedupe(const std::vector<Message>& messages);
 // key -> seqs of the decision log, in log order.
 std::map<std::string, std::vector<uint64_t>> DecisionSeqsByKey(store::Ledger& ledger);
+
+// A batch/v1 CronJob for the fixture API server: one busybox container, restartPolicy Never;
+// `concurrencyPolicy` only when one is given.
+model::Json CronJobManifest(const std::string& ns, const std::string& name,
+                            const std::string& schedule,
+                            const std::string& concurrency_policy = "");
 
 // Polls `done` until it is true or `timeout` passes; returns its last value.
 template <typename Fn>

@@ -26,14 +26,7 @@ using model::Json;
 using namespace std::chrono_literals;
 
 Json CronJob(const std::string& ns, const std::string& name, const std::string& schedule) {
-  Json tmpl;
-  tmpl["spec"]["template"]["spec"] = {
-      {"restartPolicy", "Never"},
-      {"containers", Json::array({{{"name", "c"}, {"image", "busybox:1.36"}}})}};
-  return {{"apiVersion", "batch/v1"},
-          {"kind", "CronJob"},
-          {"metadata", {{"name", name}, {"namespace", ns}}},
-          {"spec", {{"schedule", schedule}, {"jobTemplate", tmpl}}}};
+  return kafka_testing::CronJobManifest(ns, name, schedule);
 }
 
 Json Job(const std::string& ns, const std::string& name, const Json& owner) {

@@ -47,15 +47,7 @@ int64_t RealUnix() {
 }
 
 Json CronJob(const std::string& name) {
-  Json tmpl;
-  tmpl["spec"]["template"]["spec"] = {
-      {"restartPolicy", "Never"},
-      {"containers", Json::array({{{"name", "c"}, {"image", "busybox:1.36"}}})}};
-  return {
-      {"apiVersion", "batch/v1"},
-      {"kind", "CronJob"},
-      {"metadata", {{"name", name}, {"namespace", "default"}}},
-      {"spec", {{"schedule", "* * * * *"}, {"concurrencyPolicy", "Allow"}, {"jobTemplate", tmpl}}}};
+  return kafka_testing::CronJobManifest("default", name, "* * * * *", "Allow");
 }
 
 // "<TYPE> <Kind> <ns>/<name> @<rv>" of an object event (bookmarks: none).

@@ -41,15 +41,7 @@ std::string JobName(const std::string& cron_job, int64_t unix_seconds) {
 }
 
 Json CronJob(const std::string& ns, const std::string& name) {
-  Json tmpl;
-  tmpl["spec"]["template"]["spec"] = {
-      {"restartPolicy", "Never"},
-      {"containers", Json::array({{{"name", "c"}, {"image", "busybox:1.36"}}})}};
-  return {{"apiVersion", "batch/v1"},
-          {"kind", "CronJob"},
-          {"metadata", {{"name", name}, {"namespace", ns}}},
-          {"spec",
-           {{"schedule", "*/5 * * * *"}, {"concurrencyPolicy", "Allow"}, {"jobTemplate", tmpl}}}};
+  return kafka_testing::CronJobManifest(ns, name, "*/5 * * * *", "Allow");
 }
 
 // One `cronledger run --kafka-watch-topic` replica: its own ledger, API client and assembly.
