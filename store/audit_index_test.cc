@@ -28,9 +28,7 @@ std::unique_ptr<Ledger> Open(const std::string& path, bool read_only = false) {
   o.path = path;
   o.sync = SyncMode::kNone;
   o.read_only = read_only;
-  auto l = Ledger::Open(o);
-  EXPECT_TRUE(l.ok()) << l.status().ToString();
-  return l.ok() ? std::move(l).value() : nullptr;
+  return testing::OpenTestLedger(o);
 }
 
 // Every member set that the action allows: createJob with a Job object, updateStatus with a

@@ -20,9 +20,7 @@ std::unique_ptr<Ledger> OpenLedger(const std::string& path, const WallClock* clo
   o.path = path;
   o.sync = sync;
   o.clock = clock;
-  auto l = Ledger::Open(o);
-  EXPECT_TRUE(l.ok()) << l.status().ToString();
-  return l.ok() ? std::move(l).value() : nullptr;
+  return testing::OpenTestLedger(o);
 }
 
 model::Decision MakeDecision(const std::string& name, Time t, model::DecisionAction action,

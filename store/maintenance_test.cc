@@ -21,9 +21,7 @@ std::unique_ptr<Ledger> OpenLedger(const std::string& path, const WallClock* clo
   o.path = path;
   o.sync = SyncMode::kNone;
   o.clock = clock;
-  auto l = Ledger::Open(o);
-  EXPECT_TRUE(l.ok()) << l.status().ToString();
-  return l.ok() ? std::move(l).value() : nullptr;
+  return testing::OpenTestLedger(o);
 }
 
 void CommitEvents(Ledger* ledger, std::vector<model::WatchEvent> events) {

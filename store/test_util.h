@@ -1,17 +1,27 @@
 #pragma once
 
-// Test helpers for store/ and its users: a per-test temporary directory, a manual wall clock and
+// Test helpers for store/ and its users: a ledger opener, a per-test temporary directory, a manual
+// wall clock and
 // watch-event builders. Test code only.
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "model/inputs.h"
 #include "store/ledger.h"
 
 namespace cronledger::store::testing {
+
+// Opens a test's ledger; a failed open is a test failure and gives nullptr.
+inline std::unique_ptr<Ledger> OpenTestLedger(const LedgerOptions& options) {
+  auto l = Ledger::Open(options);
+  EXPECT_TRUE(l.ok()) << l.status().ToString();
+  return l.ok() ? std::move(l).value() : nullptr;
+}
 
 // A fresh directory under $TMPDIR (or /tmp), removed with everything in it when destroyed.
 class TempDir {
