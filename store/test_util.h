@@ -1,8 +1,7 @@
 #pragma once
 
 // Test helpers for store/ and its users: a ledger opener, a per-test temporary directory, a manual
-// wall clock and
-// watch-event builders. Test code only.
+// wall clock and watch-event builders. Test code only.
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
