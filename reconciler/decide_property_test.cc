@@ -144,6 +144,16 @@ TEST(DecideProperties, DeterministicAndTotalOnGeneratedInputs) {
   EXPECT_GT(with_actions, 25);  // the generator reaches the API-calling branches
 }
 
+// Runs a pass as a driver does: performs each call on `api` and feeds its outcome back into `in`.
+Step DecideWithEmulatedApi(EmulatedApi& api, SyncInput* in) {
+  Step step = Decide(*in);
+  while (step.next_call) {
+    in->outcomes.push_back(api.Perform(*step.next_call));
+    step = Decide(*in);
+  }
+  return step;
+}
+
 TEST(DecideProperties, StepwiseReplayMatchesOneShot) {
   // Feeding outcomes one by one (as a driver does) or all at once gives the same result.
   Gen g(7);
@@ -152,11 +162,7 @@ TEST(DecideProperties, StepwiseReplayMatchesOneShot) {
     Case c = RandomCase(g);
     EmulatedApi api(c.api, model::EncodeCronJob(c.input.cron_job));
     SyncInput in = c.input;
-    Step step = Decide(in);
-    while (step.next_call) {
-      in.outcomes.push_back(api.Perform(*step.next_call));
-      step = Decide(in);
-    }
+    Step step = DecideWithEmulatedApi(api, &in);
     const std::string replayed = model::DumpJson(EncodeSyncResult(Decide(in).result));
     EXPECT_EQ(model::DumpJson(EncodeSyncResult(step.result)), replayed);
     EXPECT_EQ(step.result.actions.size(), in.outcomes.size());
@@ -173,11 +179,7 @@ TEST(DecideProperties, BorrowedInputWithoutCallObjectsDecidesTheSame) {
     Case c = RandomCase(g);
     EmulatedApi api(c.api, model::EncodeCronJob(c.input.cron_job));
     SyncInput in = c.input;
-    Step step = Decide(in);
-    while (step.next_call) {
-      in.outcomes.push_back(api.Perform(*step.next_call));
-      step = Decide(in);
-    }
+    Step step = DecideWithEmulatedApi(api, &in);
     std::vector<const model::Job*> jobs;
     for (const model::Job& job : in.jobs) jobs.push_back(&job);
     SyncInputRef ref{&in.cron_job, jobs, in.now, in.options, in.tzdb, &in.accounting, in.outcomes};
