@@ -306,14 +306,26 @@ std::string EncodeInput(const Input& in) {
   return out;
 }
 
+namespace {
+
+// The format version (must be v1) and record type that start every record; `what` names the
+// record in errors.
+Status ReadRecordHeader(RecordReader* r, std::string_view what, uint8_t* type) {
+  uint8_t version = 0;
+  if (!r->Byte(&version) || !r->Byte(type)) return Truncated(what);
+  if (version != kInputFormatV1) {
+    return Status::Corruption(std::string(what) + ": unsupported format version " +
+                              std::to_string(version));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<Input> DecodeInput(std::string_view bytes) {
   RecordReader r(bytes);
-  uint8_t version = 0;
   uint8_t type = 0;
-  if (!r.Byte(&version) || !r.Byte(&type)) return Truncated("input");
-  if (version != kInputFormatV1) {
-    return Status::Corruption("input: unsupported format version " + std::to_string(version));
-  }
+  CL_RETURN_IF_ERROR(ReadRecordHeader(&r, "input", &type));
   Result<Input> in = Status::Corruption("input: unknown record type " + std::to_string(type));
   switch (static_cast<RecordType>(type)) {
     case RecordType::kWatchEvent:
@@ -356,12 +368,8 @@ Status DecodeInputInto(std::string_view bytes, Input* out) {
 
 Status DecodeWatchEventRef(std::string_view bytes, WatchEventRef* out) {
   RecordReader r(bytes);
-  uint8_t version = 0;
   uint8_t type = 0;
-  if (!r.Byte(&version) || !r.Byte(&type)) return Truncated("input");
-  if (version != kInputFormatV1) {
-    return Status::Corruption("input: unsupported format version " + std::to_string(version));
-  }
+  CL_RETURN_IF_ERROR(ReadRecordHeader(&r, "input", &type));
   if (type != static_cast<uint8_t>(RecordType::kWatchEvent)) {
     return Status::Corruption("input: record type " + std::to_string(type) +
                               " is not a watch event");
@@ -420,15 +428,11 @@ std::string EncodeDecisionRecord(const Decision& d) {
 
 Result<Decision> DecodeDecisionRecord(std::string_view bytes) {
   RecordReader r(bytes);
-  uint8_t version = 0;
   uint8_t type = 0;
   uint64_t flags = 0;
   uint8_t action = 0;
   Decision d;
-  if (!r.Byte(&version) || !r.Byte(&type)) return Truncated("decision");
-  if (version != kInputFormatV1) {
-    return Status::Corruption("decision: unsupported format version " + std::to_string(version));
-  }
+  CL_RETURN_IF_ERROR(ReadRecordHeader(&r, "decision", &type));
   if (type != static_cast<uint8_t>(RecordType::kDecision)) {
     return Status::Corruption("decision: wrong record type " + std::to_string(type));
   }
