@@ -14,7 +14,7 @@ runtime_and_build=(
   build-essential cmake ninja-build ccache pkg-config git
   librocksdb-dev librdkafka-dev libpoco-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libsimdjson-dev
-  tzdata zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev libbz2-dev
+  tzdata zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev libbz2-dev libjemalloc-dev
   clang-format libyaml-cpp-dev
 )
 test_extra=(kcat chromium)
