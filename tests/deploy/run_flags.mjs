@@ -60,5 +60,20 @@ for (const name of overlays) {
     refused.code === 2 && !/kubeconfig:/.test(refused.err) && /no-such-flag/.test(refused.err)
       ? [] : [`exit ${refused.code}: ${refused.err.trim().split("\n")[0]}`]);
 }
+// The watch relays (`cronledger relay` in a Deployment) the same way.
+for (const name of overlays) {
+  for (const d of render(path.join(overlaysDir, name)).filter((o) => o.kind === "Deployment")) {
+    for (const c of d.spec.template.spec.containers.filter((x) => (x.args || [])[0] === "relay")) {
+      const args = expandedArgs(c, { namespace: d.metadata.namespace, name: d.metadata.name });
+      const accepted = runCli([...args, `--kubeconfig=${kubeconfig}`]);
+      check(`${name}: cronledger accepts the relay's arguments (${c.args.slice(1).join(" ")})`,
+        /kubeconfig:/.test(accepted.err) ? [] : [`exit ${accepted.code}: ${accepted.err.trim().split("\n")[0]}`]);
+      const refused = runCli([...args, "--no-such-flag", `--kubeconfig=${kubeconfig}`]);
+      check(`${name}: self-check: an unknown relay flag is refused before the kubeconfig step`,
+        refused.code === 2 && !/kubeconfig:/.test(refused.err) && /no-such-flag/.test(refused.err)
+          ? [] : [`exit ${refused.code}: ${refused.err.trim().split("\n")[0]}`]);
+    }
+  }
+}
 fs.rmSync(tmp, { recursive: true, force: true });
 finish();

@@ -6,7 +6,8 @@
 //     `kubectl kustomize` when a kubectl is on the machine), every object;
 //   * the CRD: the apiextensions v1 schema, structural-schema rules, defaults, printer columns;
 //   * each overlay as a whole: flags ↔ ports/probes/volumes, Pod Security "restricted", RBAC equal
-//     to what the mode requests (nothing missing, nothing more);
+//     to what the mode requests (nothing missing, nothing more); relay Deployments (Kafka mode)
+//     with their own exact RBAC, publishing the topic the StatefulSet reads;
 //   * deploy/samples: CronJobs against the CRD's openAPIV3Schema and the batch/v1 CronJob schema;
 //   * deploy/kafka: Strimzi KafkaTopics (no registry ships Strimzi's schema; see kafkaTopicSchema);
 //   * fixtures/invalid: manifests that must be rejected, each with the reason it must give.

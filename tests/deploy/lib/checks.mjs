@@ -144,6 +144,12 @@ export function requiredPermissions(run, podNamespace) {
   if (run.switches.has("shadow")) {
     add(resource.group, resource.resource, ["get", "list", "watch"]);
     add("batch", "jobs", ["get", "list", "watch"]);
+  } else if (run.flags.has("kafka-watch-topic")) {
+    // The watch events come from Kafka (the relay lists and watches); the API is only acted on.
+    add(resource.group, resource.resource, ["get"]);
+    add(resource.group, `${resource.resource}/status`, ["update"]);
+    add("batch", "jobs", ["get", "create", "delete"]);
+    add("events.k8s.io", "events", ["create", "patch"]);
   } else {
     add(resource.group, resource.resource, ["get", "list", "watch"]);
     add(resource.group, `${resource.resource}/status`, ["update"]);
@@ -157,6 +163,85 @@ export function requiredPermissions(run, podNamespace) {
     add("coordination.k8s.io", "leases", ["get", "update"], ns, id);
   }
   return { need, resource };
+}
+
+// Pod Security "restricted" (and a read-only root) for one container of a pod spec.
+function restrictedProblems(pod, c) {
+  const p = [];
+  const psc = pod.securityContext || {};
+  const csc = c.securityContext || {};
+  if (!(psc.runAsNonRoot || csc.runAsNonRoot)) p.push("runAsNonRoot is not set");
+  if ((csc.runAsUser ?? psc.runAsUser) === 0) p.push("runs as root");
+  if ((csc.seccompProfile || psc.seccompProfile)?.type !== "RuntimeDefault") p.push("seccompProfile must be RuntimeDefault");
+  if (csc.allowPrivilegeEscalation !== false) p.push("allowPrivilegeEscalation must be false");
+  if (csc.readOnlyRootFilesystem !== true) p.push("readOnlyRootFilesystem must be true");
+  if (!(csc.capabilities?.drop || []).includes("ALL")) p.push("capabilities must drop ALL");
+  if ((csc.capabilities?.add || []).length) p.push("no capabilities may be added");
+  return p;
+}
+
+// RBAC of one ServiceAccount: every needed permission granted, and nothing granted that no
+// request needs at the same or a wider scope (a grant wider than the request — any namespace, any
+// name — is excess).
+function exactRbacProblems(objects, ns, sa, need, what) {
+  const p = [];
+  const { granted, problems } = grantedPermissions(objects, ns, sa);
+  p.push(...problems);
+  for (const n of need) {
+    if (!covers(granted, n)) p.push(`RBAC: missing ${n.split("|").slice(0, 3).join(" ")} (namespace ${n.split("|")[3]}, name ${n.split("|")[4]})`);
+  }
+  for (const g of granted) {
+    const [G, R, V, N, RN] = g.split("|");
+    const needed = [...need].some((n) => {
+      const [g2, r2, v2, n2, rn2] = n.split("|");
+      return G === g2 && R === r2 && V === v2 && (N === n2 || n2 === "*") && (RN === rn2 || rn2 === "*");
+    });
+    if (!needed) p.push(`RBAC: ${V} ${G || "core"}/${R} (namespace ${N}, name ${RN}) is granted but ${what} never requests it`);
+  }
+  return p;
+}
+
+// The watch relays of a render (`cronledger relay` in a Deployment): their own ServiceAccount
+// with exactly list + watch on the CronJobs and Jobs, Pod Security "restricted", and the same
+// brokers, resource and topic as the controller replicas that consume what they publish.
+export function relayProblems(objects, run) {
+  const p = [];
+  const relays = objects.filter((o) => o.kind === "Deployment").flatMap((d) =>
+    (d.spec.template.spec.containers || []).filter((c) => (c.args || [])[0] === "relay").map((c) => ({ d, c })));
+  const watchTopic = run?.flags.get("kafka-watch-topic");
+  if (watchTopic && !relays.length) p.push(`--kafka-watch-topic=${watchTopic}: no \`cronledger relay\` Deployment in the render publishes it`);
+  for (const { d, c } of relays) {
+    const at = `Deployment ${d.metadata.name}`;
+    const ns = d.metadata.namespace;
+    const pod = d.spec.template.spec;
+    const relay = parseArgs(expandedArgs(c, { namespace: ns, name: d.metadata.name }));
+    const resource = RESOURCES[relay.flags.get("resource") || "cronjobs.v1.cronledger.io"];
+    if (!resource) {
+      p.push(`${at}: --resource=${relay.flags.get("resource")} is not one cronledger manages`);
+      continue;
+    }
+    if (!relay.flags.get("kafka-brokers")) p.push(`${at}: --kafka-brokers is not set`);
+    const published = `${relay.flags.get("kafka-topic-prefix") || "cronledger"}.watch`;
+    if (run && watchTopic && watchTopic !== published) p.push(`${at} publishes ${published}, but the controller reads --kafka-watch-topic=${watchTopic}`);
+    if (run && watchTopic && relay.flags.get("kafka-brokers") !== run.flags.get("kafka-brokers")) {
+      p.push(`${at}: --kafka-brokers=${relay.flags.get("kafka-brokers")} differs from the controller's ${run.flags.get("kafka-brokers")}`);
+    }
+    if (run && watchTopic && (relay.flags.get("resource") || "cronjobs.v1.cronledger.io") !== (run.flags.get("resource") || "cronjobs.v1.cronledger.io")) {
+      p.push(`${at}: --resource differs from the controller's`);
+    }
+    if (d.spec.replicas !== 1) p.push(`${at}: one relay publishes the topic (replicas: 1), not ${d.spec.replicas}`);
+    const sa = pod.serviceAccountName || "default";
+    if (!objects.some((o) => o.kind === "ServiceAccount" && o.metadata?.name === sa && o.metadata?.namespace === ns)) {
+      p.push(`${at}: ServiceAccount ${ns}/${sa} is not in the render`);
+    }
+    p.push(...restrictedProblems(pod, c).map((x) => `${at}: ${x}`));
+    const need = new Set();
+    for (const [g, r] of [[resource.group, resource.resource], ["batch", "jobs"]]) {
+      for (const v of ["list", "watch"]) need.add(`${g}|${r}|${v}|*|*`);
+    }
+    p.push(...exactRbacProblems(objects, ns, sa, need, "the relay").map((x) => `${at}: ${x}`));
+  }
+  return p;
 }
 
 export function overlayProblems(objects) {
@@ -229,16 +314,7 @@ export function overlayProblems(objects) {
   const tmp = (c.env || []).find((e) => e.name === "TMPDIR")?.value || "/tmp";
   if (!volumes.get(mountAt(tmp)?.name)?.emptyDir) p.push(`TMPDIR ${tmp} is not a writable emptyDir`);
 
-  // Pod Security "restricted".
-  const psc = pod.securityContext || {};
-  const csc = c.securityContext || {};
-  if (!(psc.runAsNonRoot || csc.runAsNonRoot)) p.push("runAsNonRoot is not set");
-  if ((csc.runAsUser ?? psc.runAsUser) === 0) p.push("runs as root");
-  if ((csc.seccompProfile || psc.seccompProfile)?.type !== "RuntimeDefault") p.push("seccompProfile must be RuntimeDefault");
-  if (csc.allowPrivilegeEscalation !== false) p.push("allowPrivilegeEscalation must be false");
-  if (csc.readOnlyRootFilesystem !== true) p.push("readOnlyRootFilesystem must be true");
-  if (!(csc.capabilities?.drop || []).includes("ALL")) p.push("capabilities must drop ALL");
-  if ((csc.capabilities?.add || []).length) p.push("no capabilities may be added");
+  p.push(...restrictedProblems(pod, c));
 
   // RBAC: exactly what this mode requests.
   const req = requiredPermissions(run, ns);
@@ -249,20 +325,7 @@ export function overlayProblems(objects) {
   if (req.resource.crd && !find("CustomResourceDefinition", req.resource.crd)) {
     p.push(`--resource=${run.flags.get("resource") || "cronjobs.v1.cronledger.io"} needs the CRD ${req.resource.crd} in the render`);
   }
-  const { granted, problems } = grantedPermissions(objects, ns, sa);
-  p.push(...problems);
-  for (const need of req.need) {
-    if (!covers(granted, need)) p.push(`RBAC: missing ${need.split("|").slice(0, 3).join(" ")} (namespace ${need.split("|")[3]}, name ${need.split("|")[4]})`);
-  }
-  // A grant is needed only if some request of this mode needs it at the same or a wider scope
-  // (a grant wider than the request — any namespace, any name — is excess).
-  for (const g of granted) {
-    const [G, R, V, N, RN] = g.split("|");
-    const needed = [...req.need].some((n) => {
-      const [g2, r2, v2, n2, rn2] = n.split("|");
-      return G === g2 && R === r2 && V === v2 && (N === n2 || n2 === "*") && (RN === rn2 || rn2 === "*");
-    });
-    if (!needed) p.push(`RBAC: ${V} ${G || "core"}/${R} (namespace ${N}, name ${RN}) is granted but this mode never requests it`);
-  }
+  p.push(...exactRbacProblems(objects, ns, sa, req.need, "this mode"));
+  p.push(...relayProblems(objects, run));
   return p;
 }
