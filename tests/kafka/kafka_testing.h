@@ -12,6 +12,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "model/decision.h"
@@ -102,12 +103,15 @@ model::Json CronJobManifest(const std::string& ns, const std::string& name,
                             const std::string& schedule,
                             const std::string& concurrency_policy = "");
 
-// Polls `done` until it is true or `timeout` passes; returns its last value.
+// Polls `done` until it is true or `timeout` passes; returns its last value. Most predicates
+// block in a consumer poll themselves; for those that do not, a millisecond between checks keeps
+// the loop from taking a core from the threads it waits for.
 template <typename Fn>
 bool PollUntil(Fn done, std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!done()) {
     if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return true;
 }
