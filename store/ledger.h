@@ -99,7 +99,9 @@ struct QuarantineEntry {
 
 // Everything one unit of work appends, committed atomically in one WriteBatch.
 struct UnitOfWork {
-  // Appended to the input log in order; watch events are folded into the view.
+  // Appended to the input log in order; watch events are folded into the view. An ActionIntent or
+  // PassEnd whose tick_seq is 0 gets the seq of the last Tick before it in `inputs` (0 when none),
+  // so a pass can commit its Tick together with its first intent or its end.
   std::vector<model::Input> inputs;
   // Appended to the decision log in order (seq assigned). A decision whose cause.tick_seq is 0 gets
   // the seq of the last Tick in `inputs`, and then a zero cause.input_seq gets tick_seq - 1.

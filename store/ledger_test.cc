@@ -112,6 +112,52 @@ TEST(LedgerTest, ScanInputsReturnsEveryRecordTypeWithRawBytes) {
   EXPECT_EQ(from3[0].seq, 3u);
 }
 
+TEST(LedgerTest, IntentsAndPassEndsWithoutTickSeqGetTheLastTickOfTheirUnit) {
+  TempDir dir;
+  auto ledger = OpenLedger(dir.path());
+  auto intent = [](uint64_t tick_seq, uint32_t index) {
+    return model::ActionIntent{Time::FromUnix(5),       tick_seq, index, "create",
+                               model::ObjectKind::kJob, "ns",     "a-1", "{}"};
+  };
+  auto end = [](uint64_t tick_seq) {
+    return model::PassEnd{Time::FromUnix(5), tick_seq, 1, "ns", "a", "ua", 0, "done", "{}"};
+  };
+  UnitOfWork first;  // seqs 1..6: an intent before any Tick keeps 0; explicit seqs stay
+  first.inputs = {intent(0, 0), model::Tick{Time::FromUnix(5), "ns", "a", "timer"},
+                  intent(0, 0), model::Tick{Time::FromUnix(5), "ns", "b", "timer"},
+                  end(0),       end(2)};
+  first.decisions = {MakeDecision("b", Time::FromUnix(5), model::DecisionAction::kCreateJob, "")};
+  ASSERT_TRUE(ledger->Commit(first).ok());
+  UnitOfWork second;  // seq 7: no Tick in the unit, so nothing to fill
+  second.inputs = {end(0)};
+  ASSERT_TRUE(ledger->Commit(second).ok());
+
+  std::vector<model::Input> got;
+  ASSERT_TRUE(ledger
+                  ->ScanInputs(0, false,
+                               [&](const LogRecord& r) {
+                                 got.push_back(r.input);
+                                 return true;
+                               })
+                  .ok());
+  const std::vector<model::Input> want = {
+      intent(0, 0), model::Tick{Time::FromUnix(5), "ns", "a", "timer"},
+      intent(2, 0), model::Tick{Time::FromUnix(5), "ns", "b", "timer"},
+      end(4),       end(2),
+      end(0)};
+  EXPECT_EQ(got, want);
+  std::vector<model::Decision> decisions;
+  ASSERT_TRUE(ledger
+                  ->ScanDecisions(0,
+                                  [&](const model::Decision& d) {
+                                    decisions.push_back(d);
+                                    return true;
+                                  })
+                  .ok());
+  ASSERT_EQ(decisions.size(), 1u);
+  EXPECT_EQ(decisions[0].cause.tick_seq, 4u);
+}
+
 TEST(LedgerTest, DecisionsGetSeqsCauseAndAuditIndexes) {
   TempDir dir;
   auto ledger = OpenLedger(dir.path());

@@ -540,7 +540,16 @@ Status RocksDbLedger::AddUnit(UnitOfWork* unit, ViewStore* overlay, rocksdb::Wri
       CL_RETURN_IF_ERROR(put(kInputsCf, seq_key, record));
       CL_RETURN_IF_ERROR(FoldWatchEvent(*ev, seq, overlay));
     } else {
-      if (std::holds_alternative<model::Tick>(in)) last_tick_seq = seq;
+      // An intent or a pass end whose tick_seq is 0 belongs to the last Tick of this unit (the
+      // Tick of its pass, committed with it): the stored record is the one the caller would
+      // have written after committing the Tick on its own.
+      if (std::holds_alternative<model::Tick>(in)) {
+        last_tick_seq = seq;
+      } else if (auto* intent = std::get_if<model::ActionIntent>(&in)) {
+        if (intent->tick_seq == 0) intent->tick_seq = last_tick_seq;
+      } else if (auto* end = std::get_if<model::PassEnd>(&in)) {
+        if (end->tick_seq == 0) end->tick_seq = last_tick_seq;
+      }
       keys::EncodeLogValueTo(now, 0, in, &record);
       CL_RETURN_IF_ERROR(put(kInputsCf, seq_key, record));
     }
