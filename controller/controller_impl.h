@@ -158,6 +158,9 @@ class ControllerImpl final : public Controller {
 // The controller-state blob of a CronJob: its accounting state, tagged with the uid of the
 // CronJob it belongs to (a re-created CronJob of the same name starts afresh).
 std::string EncodeControllerState(const std::string& uid, const model::AccountingState& s);
+// The same blob from the accounting state's bytes (model::AccountingStateBytes, what the PassEnd
+// records), so a pass encodes its state once.
+std::string EncodeControllerStateBytes(const std::string& uid, std::string_view accounting);
 Result<std::pair<std::string, model::AccountingState>> DecodeControllerState(
     std::string_view bytes);
 

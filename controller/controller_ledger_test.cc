@@ -12,6 +12,8 @@
 #include "controller/pass_replay.h"
 #include "controller/testing/harness.h"
 #include "model/api_call.h"
+#include "model/decision.h"
+#include "model/json.h"
 #include "reconciler/job_builder.h"
 
 namespace cronledger::controller {
@@ -293,6 +295,18 @@ TEST(ControllerLedgerTest, ControllerStateBlobRoundTripsAndIsTiedToTheUid) {
   EXPECT_EQ(back->second, s);
   EXPECT_EQ(EncodeControllerState(back->first, back->second), blob);
   EXPECT_TRUE(DecodeControllerState("{}").status().IsCorruption());
+  // The blob is written without a tree: the bytes the tree encoding had (blobs already stored).
+  s.blocked_reason = "a \"quoted\" \\ reason\n";
+  s.blocked_until = At(12, 3);
+  for (const std::string uid : {"uid-1", "", "ü \"odd\" uid\t"}) {
+    EXPECT_EQ(EncodeControllerState(uid, s),
+              model::DumpJson(
+                  model::Json{{"uid", uid}, {"accounting", model::EncodeAccountingState(s)}}));
+  }
+  EXPECT_EQ(
+      EncodeControllerState("u", model::AccountingState{}),
+      model::DumpJson(model::Json{
+          {"uid", "u"}, {"accounting", model::EncodeAccountingState(model::AccountingState{})}}));
 }
 
 TEST(ControllerLedgerTest, RecordsTheIanaNameOfTheLocalZone) {

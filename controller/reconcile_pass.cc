@@ -68,8 +68,18 @@ PassReport Failed(PassReport report, const Status& status) {
 }  // namespace
 
 std::string EncodeControllerState(const std::string& uid, const model::AccountingState& s) {
-  return model::DumpJson(
-      model::Json{{"uid", uid}, {"accounting", model::EncodeAccountingState(s)}});
+  return EncodeControllerStateBytes(uid, model::AccountingStateBytes(s));
+}
+
+// DumpJson of {"uid": uid, "accounting": <tree>} orders the keys ("accounting" first) and writes
+// no spaces: the same bytes, without building the tree again.
+std::string EncodeControllerStateBytes(const std::string& uid, std::string_view accounting) {
+  std::string out = "{\"accounting\":";
+  out.append(accounting);
+  out += ",\"uid\":";
+  out += model::DumpJson(model::Json(uid));
+  out += '}';
+  return out;
 }
 
 Result<std::pair<std::string, model::AccountingState>> DecodeControllerState(
@@ -157,13 +167,13 @@ Status ControllerImpl::FinishPass(const PassContext& ctx, std::vector<model::Inp
   }
   store::UnitOfWork end;
   end.inputs = std::move(unsent);
-  end.inputs.emplace_back(
-      model::PassEnd{ctx.in.now, ctx.tick_seq, ctx.view_seq, ctx.ns, ctx.name, ctx.uid,
-                     static_cast<uint32_t>(ctx.in.outcomes.size()), ResultName(result),
-                     model::DumpJson(model::EncodeAccountingState(result.accounting))});
+  std::string accounting = model::AccountingStateBytes(result.accounting);
+  end.controller_state.emplace_back(ctx.key, EncodeControllerStateBytes(ctx.uid, accounting));
+  end.inputs.emplace_back(model::PassEnd{ctx.in.now, ctx.tick_seq, ctx.view_seq, ctx.ns, ctx.name,
+                                         ctx.uid, static_cast<uint32_t>(ctx.in.outcomes.size()),
+                                         ResultName(result), std::move(accounting)});
   const size_t decision_count = result.decisions.size();
   end.decisions = std::move(result.decisions);
-  end.controller_state.emplace_back(ctx.key, EncodeControllerState(ctx.uid, result.accounting));
   CL_RETURN_IF_ERROR(ledger_.Commit(std::move(end)).status());
   decisions_ += decision_count;
   return Status::Ok();
