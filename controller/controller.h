@@ -4,7 +4,8 @@
 // rate-limited work queue with timers, workers with per-key exclusivity, and the outbox discipline
 // of DESIGN.md rule 3. One reconcile pass of a key:
 //   1. read the CronJob and its Jobs from the ledger view (one snapshot) and its accounting state;
-//   2. read the wall clock once; commit a Tick (rule 1);
+//   2. read the wall clock once; record a Tick (rule 1), committed in the unit of the first intent
+//      (or of step 4 when the pass makes no call), so it is durable before anything it causes;
 //   3. run reconciler::Decide; before performing a mutating call (create/delete/updateStatus),
 //      commit its intent; perform it through the Actuator; commit its outcome as an input;
 //      repeat until the pass completes (reads such as GET are performed, then their outcomes

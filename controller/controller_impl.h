@@ -35,7 +35,7 @@ inline constexpr std::string_view kStartup = "startup";
 
 // What a pass ended with, for the work-queue decision of spec §2.
 struct PassReport {
-  bool ran = false;                  // a Tick was recorded
+  bool ran = false;                  // the CronJob was in the view and the clock was read
   std::optional<std::string> error;  // the sync error, or the controller's own failure
   std::optional<Duration> requeue_after;
 };
@@ -118,8 +118,8 @@ class ControllerImpl final : public Controller {
     reconciler::SyncInput in;
   };
   PassReport RunPass(const std::string& key, const std::string& why);
-  // Reads the view and the accounting state, reads the clock and commits the Tick. nullopt when
-  // the CronJob is gone (spec §3 step 1).
+  // Reads the view and the accounting state and reads the clock (the Tick is committed with the
+  // pass's first unit, see reconcile_pass.cc). nullopt when the CronJob is gone (spec §3 step 1).
   Result<std::optional<PassContext>> BeginPass(const std::string& key, const std::string& why);
   Result<reconciler::Step> PerformCalls(PassContext& ctx, std::vector<model::Input>* unsent);
   Status FinishPass(const PassContext& ctx, std::vector<model::Input> unsent,
@@ -158,6 +158,9 @@ class ControllerImpl final : public Controller {
 // The controller-state blob of a CronJob: its accounting state, tagged with the uid of the
 // CronJob it belongs to (a re-created CronJob of the same name starts afresh).
 std::string EncodeControllerState(const std::string& uid, const model::AccountingState& s);
+// The same blob from the accounting state's bytes (model::AccountingStateBytes, what the PassEnd
+// records), so a pass encodes its state once.
+std::string EncodeControllerStateBytes(const std::string& uid, std::string_view accounting);
 Result<std::pair<std::string, model::AccountingState>> DecodeControllerState(
     std::string_view bytes);
 

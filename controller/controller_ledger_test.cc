@@ -12,6 +12,8 @@
 #include "controller/pass_replay.h"
 #include "controller/testing/harness.h"
 #include "model/api_call.h"
+#include "model/decision.h"
+#include "model/json.h"
 #include "reconciler/job_builder.h"
 
 namespace cronledger::controller {
@@ -104,6 +106,67 @@ TEST(ControllerLedgerTest, EveryPassLeavesTickIntentsOutcomesEndAndDecisionsInOr
   }
   EXPECT_TRUE(decisions.empty()) << "decisions without a pass";
   EXPECT_GT(with_calls, 10u);
+}
+
+// The Tick has no commit of its own: it leads the unit of the pass's first intent, or of its end
+// when the pass calls nothing, with tick_seq 0 for the ledger to fill. A pass with n calls is
+// n + 1 commits.
+TEST(ControllerLedgerTest, EachPassCommitsItsTickWithItsFirstIntentOrItsEnd) {
+  Harness h(At(12, 0, 30));
+  std::vector<store::UnitOfWork> units;
+  h.ledger().FailCommitsWhere([&units](const store::UnitOfWork& u) {
+    units.push_back(u);
+    return false;
+  });
+  h.cluster().PutCronJob(
+      CronJobManifest("allow", "* * * * *", {{"successfulJobsHistoryLimit", 1}}));
+  for (int m = 1; m <= 4; ++m) {
+    h.RunUntil(At(12, m, 20));
+    h.cluster().FinishJob("default", reconciler::JobName("allow", At(12, m)), "Complete");
+  }
+  h.RunUntil(At(12, 5, 30));
+  h.ledger().FailCommitsWhere(nullptr);
+
+  size_t ticks = 0, pass_units = 0, with_calls = 0;
+  for (const store::UnitOfWork& u : units) {
+    bool of_a_pass = false;
+    for (size_t i = 0; i < u.inputs.size(); ++i) {
+      const auto& in = u.inputs[i];
+      if (std::holds_alternative<model::Tick>(in)) {
+        ++ticks;
+        ASSERT_EQ(i, 0u) << "a Tick leads its unit";
+        ASSERT_EQ(u.inputs.size(), 2u) << "with the first intent or the end, nothing else";
+        if (const auto* intent = std::get_if<model::ActionIntent>(&u.inputs[1])) {
+          EXPECT_EQ(intent->tick_seq, 0u);
+          EXPECT_EQ(intent->call_index, 0u);
+          ++with_calls;
+        } else {
+          const auto* end = std::get_if<model::PassEnd>(&u.inputs[1]);
+          ASSERT_NE(end, nullptr);
+          EXPECT_EQ(end->tick_seq, 0u);
+          EXPECT_EQ(end->calls, 0u);
+        }
+      } else if (const auto* intent = std::get_if<model::ActionIntent>(&in)) {
+        if (!std::holds_alternative<model::Tick>(u.inputs[0])) {
+          EXPECT_NE(intent->tick_seq, 0u) << "a later intent names its Tick";
+        }
+      } else if (const auto* end = std::get_if<model::PassEnd>(&in)) {
+        if (i > 0 && std::holds_alternative<model::ActionOutcome>(u.inputs[i - 1])) {
+          EXPECT_NE(end->tick_seq, 0u);
+        }
+      }
+      of_a_pass = of_a_pass || !std::holds_alternative<model::WatchEvent>(in);
+    }
+    if (of_a_pass) ++pass_units;
+  }
+  // The recorded passes: n calls, n + 1 units each.
+  size_t expected_units = 0;
+  const auto ends = h.InputsOf<model::PassEnd>();
+  for (const model::PassEnd& e : ends) expected_units += e.calls + 1;
+  EXPECT_EQ(ticks, ends.size());
+  EXPECT_EQ(pass_units, expected_units);
+  EXPECT_GE(with_calls, 4u);           // the four creates (and their status updates)
+  EXPECT_GT(ends.size(), with_calls);  // and passes that called nothing
 }
 
 TEST(ControllerLedgerTest, ReplayingEveryPassReproducesItsDecisionsByteForByte) {
@@ -232,6 +295,18 @@ TEST(ControllerLedgerTest, ControllerStateBlobRoundTripsAndIsTiedToTheUid) {
   EXPECT_EQ(back->second, s);
   EXPECT_EQ(EncodeControllerState(back->first, back->second), blob);
   EXPECT_TRUE(DecodeControllerState("{}").status().IsCorruption());
+  // The blob is written without a tree: the bytes the tree encoding had (blobs already stored).
+  s.blocked_reason = "a \"quoted\" \\ reason\n";
+  s.blocked_until = At(12, 3);
+  for (const std::string uid : {"uid-1", "", "ü \"odd\" uid\t"}) {
+    EXPECT_EQ(EncodeControllerState(uid, s),
+              model::DumpJson(
+                  model::Json{{"uid", uid}, {"accounting", model::EncodeAccountingState(s)}}));
+  }
+  EXPECT_EQ(
+      EncodeControllerState("u", model::AccountingState{}),
+      model::DumpJson(model::Json{
+          {"uid", "u"}, {"accounting", model::EncodeAccountingState(model::AccountingState{})}}));
 }
 
 TEST(ControllerLedgerTest, RecordsTheIanaNameOfTheLocalZone) {

@@ -2,7 +2,10 @@
 // docs/controller.md "Records of a pass"):
 //   Tick  ->  [ActionIntent -> perform -> ActionOutcome]*  ->  decisions + PassEnd + state
 // Every intent is durable before its call is made, every outcome is durable before the pass
-// goes on, and the decisions, the PassEnd and the accounting state are one unit of work.
+// goes on, and the decisions, the PassEnd and the accounting state are one unit of work. The Tick
+// has no commit of its own: it goes with the pass's first intent, or with its end when the pass
+// makes no call (the ledger fills the tick_seq of that intent or PassEnd and of the decisions).
+// A crash before that first commit leaves no trace of the pass, which made no call yet.
 
 #include <string>
 #include <tuple>
@@ -65,8 +68,18 @@ PassReport Failed(PassReport report, const Status& status) {
 }  // namespace
 
 std::string EncodeControllerState(const std::string& uid, const model::AccountingState& s) {
-  return model::DumpJson(
-      model::Json{{"uid", uid}, {"accounting", model::EncodeAccountingState(s)}});
+  return EncodeControllerStateBytes(uid, model::AccountingStateBytes(s));
+}
+
+// DumpJson of {"uid": uid, "accounting": <tree>} orders the keys ("accounting" first) and writes
+// no spaces: the same bytes, without building the tree again.
+std::string EncodeControllerStateBytes(const std::string& uid, std::string_view accounting) {
+  std::string out = "{\"accounting\":";
+  out.append(accounting);
+  out += ",\"uid\":";
+  out += model::DumpJson(model::Json(uid));
+  out += '}';
+  return out;
 }
 
 Result<std::pair<std::string, model::AccountingState>> DecodeControllerState(
@@ -113,16 +126,13 @@ Result<std::optional<ControllerImpl::PassContext>> ControllerImpl::BeginPass(
   ctx.in.now = wall_.Now();  // the one clock read of the pass, recorded in its Tick
   ctx.in.options = options_.decide;
   ctx.in.tzdb = &tzdb_;
-  store::UnitOfWork tick;
-  tick.inputs.emplace_back(model::Tick{ctx.in.now, ctx.ns, ctx.name, why});
-  CL_ASSIGN_OR_RETURN(store::CommitResult committed, ledger_.Commit(std::move(tick)));
-  ctx.tick_seq = committed.first_input_seq;
   ++passes_;
   return std::optional<PassContext>(std::move(ctx));
 }
 
-// The outcome of call k is committed together with the intent of call k+1 (or with the end of the
-// pass): one commit per call, and each intent is durable before its call is made.
+// The Tick (in *unsent) is committed with the first intent, the outcome of call k together with
+// the intent of call k+1 (or with the end of the pass): one commit per call, and each intent is
+// durable before its call is made.
 Result<reconciler::Step> ControllerImpl::PerformCalls(PassContext& ctx,
                                                       std::vector<model::Input>* unsent) {
   reconciler::Step step = reconciler::Decide(ctx.in);
@@ -137,6 +147,7 @@ Result<reconciler::Step> ControllerImpl::PerformCalls(PassContext& ctx,
     unsent->clear();
     unit.inputs.emplace_back(IntentOf(call, ctx.in.now, ctx.tick_seq, ctx.in.outcomes.size()));
     CL_ASSIGN_OR_RETURN(store::CommitResult committed, ledger_.Commit(std::move(unit)));
+    if (ctx.tick_seq == 0) ctx.tick_seq = committed.first_input_seq;  // the Tick led that unit
     model::ApiOutcome outcome = actuator_.Perform(call);
     ++api_calls_;
     unsent->emplace_back(OutcomeOf(call, outcome, ctx.in.now, committed.last_input_seq));
@@ -149,18 +160,20 @@ Result<reconciler::Step> ControllerImpl::PerformCalls(PassContext& ctx,
 // The last outcome, the decisions, the PassEnd and the state blob: one unit of work.
 Status ControllerImpl::FinishPass(const PassContext& ctx, std::vector<model::Input> unsent,
                                   reconciler::SyncResult& result) {
+  // With no call made, the Tick is in this unit and ctx.tick_seq is 0: the ledger fills it in
+  // the decisions' causes and the PassEnd.
   for (model::Decision& d : result.decisions) {
     d.cause = model::DecisionCause{ctx.tick_seq, ctx.view_seq, ctx.why};
   }
   store::UnitOfWork end;
   end.inputs = std::move(unsent);
-  end.inputs.emplace_back(
-      model::PassEnd{ctx.in.now, ctx.tick_seq, ctx.view_seq, ctx.ns, ctx.name, ctx.uid,
-                     static_cast<uint32_t>(ctx.in.outcomes.size()), ResultName(result),
-                     model::DumpJson(model::EncodeAccountingState(result.accounting))});
+  std::string accounting = model::AccountingStateBytes(result.accounting);
+  end.controller_state.emplace_back(ctx.key, EncodeControllerStateBytes(ctx.uid, accounting));
+  end.inputs.emplace_back(model::PassEnd{ctx.in.now, ctx.tick_seq, ctx.view_seq, ctx.ns, ctx.name,
+                                         ctx.uid, static_cast<uint32_t>(ctx.in.outcomes.size()),
+                                         ResultName(result), std::move(accounting)});
   const size_t decision_count = result.decisions.size();
   end.decisions = std::move(result.decisions);
-  end.controller_state.emplace_back(ctx.key, EncodeControllerState(ctx.uid, result.accounting));
   CL_RETURN_IF_ERROR(ledger_.Commit(std::move(end)).status());
   decisions_ += decision_count;
   return Status::Ok();
@@ -174,6 +187,7 @@ PassReport ControllerImpl::RunPass(const std::string& key, const std::string& wh
   PassContext& pass = **ctx;
   report.ran = true;
   std::vector<model::Input> unsent;
+  unsent.emplace_back(model::Tick{pass.in.now, pass.ns, pass.name, pass.why});
   auto step = PerformCalls(pass, &unsent);
   if (!step.ok()) return Failed(report, step.status());
   reconciler::SyncResult& result = step->result;

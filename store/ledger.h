@@ -75,6 +75,15 @@ struct LedgerOptions {
   // read_only: the instance's private directory (its info log); created and removed by the
   // ledger. Default: empty = a fresh "cronledger-ro-XXXXXX" under $TMPDIR (or /tmp).
   std::string secondary_dir;
+  // Memory. The block cache shared by every column family, in bytes. Default: 64 MiB.
+  size_t block_cache_bytes = 64u << 20;
+  // The memtables (write buffers) of all column families together: when nonzero, one RocksDB
+  // WriteBufferManager with this budget is shared by every column family, flushing the largest
+  // memtable when the total would exceed it, and each family's write buffer is at most a quarter
+  // of it. Zero (the default) keeps RocksDB's per-family defaults: a 64 MiB write buffer, up to
+  // two per family, for each of the ledger's nine column families (up to ~1.1 GiB). Neither
+  // setting changes what is written; a smaller budget means smaller, more frequent flushes.
+  size_t write_buffer_budget_bytes = 0;
   // Test hook: called by a commit leader after it formed its group and before it writes it. Lets
   // a test hold the leader while followers queue up. Default: empty.
   std::function<void()> before_group_write;
@@ -99,7 +108,9 @@ struct QuarantineEntry {
 
 // Everything one unit of work appends, committed atomically in one WriteBatch.
 struct UnitOfWork {
-  // Appended to the input log in order; watch events are folded into the view.
+  // Appended to the input log in order; watch events are folded into the view. An ActionIntent or
+  // PassEnd whose tick_seq is 0 gets the seq of the last Tick before it in `inputs` (0 when none),
+  // so a pass can commit its Tick together with its first intent or its end.
   std::vector<model::Input> inputs;
   // Appended to the decision log in order (seq assigned). A decision whose cause.tick_seq is 0 gets
   // the seq of the last Tick in `inputs`, and then a zero cause.input_seq gets tick_seq - 1.

@@ -4,6 +4,7 @@
 #include <rocksdb/cache.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
+#include <rocksdb/write_buffer_manager.h>
 
 #include <algorithm>
 #include <chrono>
@@ -115,8 +116,14 @@ Status ValidateUnit(const UnitOfWork& unit) {
   return Status::Ok();
 }
 
-rocksdb::ColumnFamilyOptions CfOptions(Cf cf, const std::shared_ptr<rocksdb::Cache>& cache) {
+rocksdb::ColumnFamilyOptions CfOptions(Cf cf, const std::shared_ptr<rocksdb::Cache>& cache,
+                                       size_t write_buffer_budget) {
   rocksdb::ColumnFamilyOptions o;
+  if (write_buffer_budget != 0) {
+    // One family may take up to a quarter of the shared budget (RocksDB's default is 64 MiB).
+    o.write_buffer_size =
+        std::min(o.write_buffer_size, std::max<size_t>(write_buffer_budget / 4, size_t{1} << 20));
+  }
   rocksdb::BlockBasedTableOptions t;
   t.block_cache = cache;
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
@@ -239,14 +246,20 @@ Result<std::unique_ptr<Ledger>> RocksDbLedger::OpenImpl(const LedgerOptions& opt
   db_options.create_missing_column_families = true;
   db_options.max_background_jobs = 2;
   db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
-  auto cache = rocksdb::NewLRUCache(64u << 20);
+  auto cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  if (options.write_buffer_budget_bytes != 0) {
+    db_options.write_buffer_manager =
+        std::make_shared<rocksdb::WriteBufferManager>(options.write_buffer_budget_bytes);
+  }
 
   // Open every column family the database has (a newer build may have added some) plus ours.
   std::vector<std::string> existing;
   rocksdb::Status ls = rocksdb::DB::ListColumnFamilies(db_options, options.path, &existing);
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   for (size_t i = 0; i < kCfCount; ++i) {
-    descriptors.emplace_back(CfName(static_cast<Cf>(i)), CfOptions(static_cast<Cf>(i), cache));
+    descriptors.emplace_back(
+        CfName(static_cast<Cf>(i)),
+        CfOptions(static_cast<Cf>(i), cache, options.write_buffer_budget_bytes));
   }
   if (ls.ok()) {
     for (const auto& name : existing) {
@@ -540,7 +553,16 @@ Status RocksDbLedger::AddUnit(UnitOfWork* unit, ViewStore* overlay, rocksdb::Wri
       CL_RETURN_IF_ERROR(put(kInputsCf, seq_key, record));
       CL_RETURN_IF_ERROR(FoldWatchEvent(*ev, seq, overlay));
     } else {
-      if (std::holds_alternative<model::Tick>(in)) last_tick_seq = seq;
+      // An intent or a pass end whose tick_seq is 0 belongs to the last Tick of this unit (the
+      // Tick of its pass, committed with it): the stored record is the one the caller would
+      // have written after committing the Tick on its own.
+      if (std::holds_alternative<model::Tick>(in)) {
+        last_tick_seq = seq;
+      } else if (auto* intent = std::get_if<model::ActionIntent>(&in)) {
+        if (intent->tick_seq == 0) intent->tick_seq = last_tick_seq;
+      } else if (auto* end = std::get_if<model::PassEnd>(&in)) {
+        if (end->tick_seq == 0) end->tick_seq = last_tick_seq;
+      }
       keys::EncodeLogValueTo(now, 0, in, &record);
       CL_RETURN_IF_ERROR(put(kInputsCf, seq_key, record));
     }

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -54,6 +55,9 @@ struct Options {
   int workers = 2;
   std::string data_dir;
   std::string sync = "none";
+  // store::LedgerOptions memory settings; unset = the ledger's defaults.
+  std::optional<size_t> write_buffer_budget_mib;
+  std::optional<size_t> block_cache_mib;
 };
 
 [[noreturn]] void Die(const std::string& msg) {
@@ -89,6 +93,10 @@ Options ParseArgs(int argc, char** argv) {
       o.data_dir = next();
     } else if (a == "--sync") {
       o.sync = next();
+    } else if (a == "--ledger-write-buffer-mib") {
+      o.write_buffer_budget_mib = std::strtoull(next().c_str(), nullptr, 10);
+    } else if (a == "--ledger-block-cache-mib") {
+      o.block_cache_mib = std::strtoull(next().c_str(), nullptr, 10);
     } else {
       Die("unknown flag " + a);
     }
@@ -220,6 +228,10 @@ int Run(const Options& o) {
   store::LedgerOptions lo;
   lo.path = o.data_dir;
   lo.sync = Check(store::ParseSyncMode(o.sync), "--sync");
+  if (o.write_buffer_budget_mib) lo.write_buffer_budget_bytes = *o.write_buffer_budget_mib << 20;
+  if (o.block_cache_mib) lo.block_cache_bytes = *o.block_cache_mib << 20;
+  std::printf("ledger_write_buffer_budget_bytes %zu\nledger_block_cache_bytes %zu\n",
+              lo.write_buffer_budget_bytes, lo.block_cache_bytes);
   MeasuringLedger ledger(Check(store::Ledger::Open(lo), "ledger"), clocks);
   controller::SimClusterOptions so;
   so.event_log_capacity = 0;

@@ -14,7 +14,10 @@
 # BENCH_GLIBC_TUNABLES (the GLIBC_TUNABLES the bench runs with, default
 # "glibc.malloc.tcache_count=2048": the deployment setting docs/controller.md recommends, since a
 # pass allocates and frees many small JSON nodes and glibc's default 7 cached chunks per size send
-# most of them through the arena's bins; set it empty to run with glibc's defaults).
+# most of them through the arena's bins; set it empty to run with glibc's defaults),
+# BENCH_LEDGER_WRITE_BUFFER_MIB / BENCH_LEDGER_BLOCK_CACHE_MIB (store::LedgerOptions
+# write_buffer_budget_bytes / block_cache_bytes in MiB; unset = the ledger's defaults: no shared
+# write-buffer budget, RocksDB's 64 MiB per column family, and a 64 MiB block cache).
 #
 # The upstream figures are printed beside ours as a reference, not measured here: they come from
 # other machines and other controllers (see docs/benchmarks.md).
@@ -29,6 +32,9 @@ max_load="${BENCH_MAX_LOAD:-5m}"
 workers="${BENCH_WORKERS:-32}"
 sync="${BENCH_SYNC:-batch}"
 tunables="${BENCH_GLIBC_TUNABLES-glibc.malloc.tcache_count=2048}"
+ledger_mem=()
+[[ -n "${BENCH_LEDGER_WRITE_BUFFER_MIB:-}" ]] && ledger_mem+=(--ledger-write-buffer-mib "$BENCH_LEDGER_WRITE_BUFFER_MIB")
+[[ -n "${BENCH_LEDGER_BLOCK_CACHE_MIB:-}" ]] && ledger_mem+=(--ledger-block-cache-mib "$BENCH_LEDGER_BLOCK_CACHE_MIB")
 
 if [[ -z "${BUILD_DIR:-}" ]]; then
   BUILD_DIR="$root/build-bench"
@@ -40,7 +46,7 @@ bin="$BUILD_DIR/bench/controller/controller_bench"
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cpus; workers $workers; sync $sync; window $measure (+30 s drain); give up loading after $max_load; GLIBC_TUNABLES=$tunables"
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cpus; workers $workers; sync $sync; window $measure (+30 s drain); give up loading after $max_load; GLIBC_TUNABLES=$tunables; ledger memory: ${ledger_mem[*]:-defaults}"
 
 get() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
 fmt_s() { awk -v v="$1" 'BEGIN { if (v == "" ) print "-"; else if (v < 0) print "> run"; else printf "%.3f s", v }'; }
@@ -52,7 +58,7 @@ for mix in $mixes; do
     out="$tmp/$mix-$n.txt"
     echo "== $n CronJobs, $mix" >&2
     GLIBC_TUNABLES="$tunables" "$bin" --cronjobs "$n" --mix "$mix" --measure "$measure" --max-load "$max_load" \
-      --workers "$workers" --sync "$sync" --data-dir "$tmp/ledger-$mix-$n" | tee "$out" >&2 || {
+      --workers "$workers" --sync "$sync" "${ledger_mem[@]}" --data-dir "$tmp/ledger-$mix-$n" | tee "$out" >&2 || {
       rows+=("| $n | $mix | run failed (exit $?) | | | | | | | | | | |")
       continue
     }
