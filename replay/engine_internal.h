@@ -55,7 +55,11 @@ struct CachedInput {
 class Engine {
  public:
   Engine(RecordSource& source, const ReplayOptions& options, ReplayObserver* observer)
-      : source_(source), options_(options), observer_(observer), history_(MakeFilter(options)) {}
+      : source_(source),
+        options_(options),
+        observer_(observer),
+        // Recorded passes without observers never encode a Job of the view.
+        history_(MakeFilter(options), observer == nullptr && options.what_if.empty()) {}
   Result<ReplayResult> Run();
 
  private:

@@ -3,19 +3,28 @@
 #include <algorithm>
 
 #include "model/json.h"
+#include "replay/job_fields.h"
 
 namespace cronledger::replay {
 namespace {
 
+Status Pruned(const store::LogRecord& rec) {
+  return Status::FailedPrecondition("raw bytes of input " + std::to_string(rec.seq) +
+                                    " were removed by retention");
+}
+
 template <typename T>
 Result<T> DecodeRaw(const store::LogRecord& rec, Result<T> (*decode)(const model::Json&)) {
-  if (rec.raw_pruned) {
-    return Status::FailedPrecondition("raw bytes of input " + std::to_string(rec.seq) +
-                                      " were removed by retention");
-  }
+  if (rec.raw_pruned) return Pruned(rec);
   const auto& ev = std::get<model::WatchEvent>(rec.input);
   CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(ev.raw));
   return decode(j);
+}
+
+template <typename T>
+Result<T> DecodeRaw(const store::LogRecord& rec, Result<T> (*decode)(std::string_view)) {
+  if (rec.raw_pruned) return Pruned(rec);
+  return decode(std::get<model::WatchEvent>(rec.input).raw);
 }
 
 }  // namespace
@@ -84,7 +93,8 @@ Status ViewHistory::Fold(const store::LogRecord& rec) {
   if (written && !after->owner_name.empty() &&
       (!in_scope_ || in_scope_(ev->namespace_, after->owner_name))) {
     FamilyView& f = NewVersion(FamilyKey(ev->namespace_, after->owner_name), rec.seq);
-    auto job = DecodeRaw<model::Job>(rec, &model::DecodeJob);
+    auto job = jobs_without_json_ ? DecodeRaw<model::Job>(rec, &DecodeJobFields)
+                                  : DecodeRaw<model::Job>(rec, &model::DecodeJob);
     if (!job.ok()) {
       f.errors[ev->name] = "input " + std::to_string(rec.seq) + ": " + job.status().ToString();
       f.jobs.erase(ev->name);
