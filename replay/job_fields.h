@@ -24,4 +24,14 @@ bool DecodeJobFieldsFast(std::string_view json, model::Job* job);
 // Sets every JSON member of the Job to null.
 void StripJobJson(model::Job* job);
 
+// The same for a CronJob: DecodeCronJob(ParseJson(json)) with StripCronJobJson applied, except
+// that status.raw and status.active[i].raw are also null when they hold nothing but the typed
+// fields (then EncodeCronJobStatus writes the same bytes). spec.jobTemplate.spec, which the
+// created Job embeds, is kept: nlohmann parses just its bytes.
+Result<model::CronJob> DecodeCronJobFields(std::string_view json);
+bool DecodeCronJobFieldsFast(std::string_view json, model::CronJob* cj);
+// Sets the JSON members of the CronJob that a recorded pass without call objects never reads to
+// null: all but spec.jobTemplate.spec, status.raw and status.active[i].raw.
+void StripCronJobJson(model::CronJob* cj);
+
 }  // namespace cronledger::replay

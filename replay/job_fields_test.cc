@@ -128,5 +128,112 @@ TEST(JobFields, GeneratedDocumentsDecodeAsTheNlohmannPathDoes) {
   }
 }
 
+Result<model::CronJob> CronJobReference(std::string_view bytes) {
+  CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(bytes));
+  CL_ASSIGN_OR_RETURN(model::CronJob cj, model::DecodeCronJob(j));
+  StripCronJobJson(&cj);
+  return cj;
+}
+
+void ExpectSameCronJob(const std::string& bytes) {
+  SCOPED_TRACE(bytes);
+  auto want = CronJobReference(bytes);
+  auto got = DecodeCronJobFields(bytes);
+  ASSERT_EQ(got.ok(), want.ok()) << (got.ok() ? want.status() : got.status()).ToString();
+  if (!want.ok()) {
+    EXPECT_EQ(got.status().ToString(), want.status().ToString());
+    return;
+  }
+  EXPECT_TRUE(got->raw.is_null());
+  EXPECT_TRUE(got->spec.raw.is_null());
+  EXPECT_EQ(model::DumpJson(model::EncodeCronJob(*got)),
+            model::DumpJson(model::EncodeCronJob(*want)));
+  EXPECT_EQ(model::DumpJson(got->spec.job_template.spec),
+            model::DumpJson(want->spec.job_template.spec));
+  EXPECT_EQ(model::DumpJson(model::EncodeCronJobStatus(got->status)),
+            model::DumpJson(model::EncodeCronJobStatus(want->status)));
+}
+
+const char* kCronJob = R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"cj-1",
+"namespace":"ns","uid":"cu-1","resourceVersion":"7","labels":{"team":"a"}},"spec":{"schedule":
+"*/5 * * * *","timeZone":"Europe/Berlin","startingDeadlineSeconds":300,"concurrencyPolicy":"Forbid",
+"suspend":false,"successfulJobsHistoryLimit":2,"failedJobsHistoryLimit":1,"jobTemplate":{"metadata":
+{"labels":{"x":"y"},"annotations":{"p":"q"}},"spec":{"backoffLimit":1,"f":1.0,"n":-0,"big":
+18446744073709551615,"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c"}]}}}}},
+"status":{"active":[{"apiVersion":"batch/v1","kind":"Job","namespace":"ns","name":"cj-1-1","uid":
+"u-1","resourceVersion":"9"}],"lastScheduleTime":"2024-01-01T00:05:00Z"}})";
+
+TEST(JobFields, CronJobsDecodeAsTheNlohmannPathDoes) {
+  const std::vector<std::string> docs = {
+      kCronJob,
+      "{}",
+      R"({"spec":null,"status":null,"metadata":null})",
+      R"({"spec":{"jobTemplate":null,"timeZone":null}})",
+      R"({"spec":{"jobTemplate":{"spec":null,"metadata":null}}})",
+      R"({"spec":{"jobTemplate":{"spec":[]}}})",
+      R"({"spec":{"jobTemplate":{"metadata":{"labels":{"a":1}}}}})",
+      R"({"spec":{"startingDeadlineSeconds":9223372036854775808}})",  // nlohmann: unsigned
+      R"({"spec":{"startingDeadlineSeconds":1.5}})",
+      R"({"spec":{"startingDeadlineSeconds":-5}})",
+      R"({"spec":{"suspend":"yes"}})",
+      R"({"spec":{"schedule":"a"},"spec":{"schedule":"b"}})",  // duplicate: the last wins
+      R"({"spec":{"jobTemplate":{"spec":{"a":1},"spec":{"b":2}}}})",
+      R"({"status":{"active":[{"name":"j","extra":1}]}})",  // raw holds more than the fields
+      R"({"status":{"conditions":[],"active":null}})",
+      R"({"status":{"active":[1]}})",
+      R"({"status":{"active":{}}})",
+      R"({"status":{"lastScheduleTime":"soon"}})",
+      R"({"status":{"lastSuccessfulTime":null,"active":[]}})",
+      R"({"spec":{"jobTemplate":{"spec":{"s":"é"}}}})",
+      R"({"spec":{"jobTemplate":{"spec":{"x":[1,2,}}}})",
+      "[]",
+      "{",
+  };
+  for (const auto& d : docs) ExpectSameCronJob(d);
+  model::CronJob cj;
+  ASSERT_TRUE(DecodeCronJobFieldsFast(kCronJob, &cj));
+  EXPECT_TRUE(cj.status.raw.is_null());
+  EXPECT_EQ(cj.spec.job_template.spec["template"]["spec"]["restartPolicy"], "Never");
+  EXPECT_FALSE(DecodeCronJobFieldsFast(R"({"status":{"active":[{"name":"j","extra":1}]}})", &cj));
+}
+
+TEST(JobFields, GeneratedCronJobsDecodeAsTheNlohmannPathDoes) {
+  std::mt19937 rng(88);
+  const model::Json base = *model::ParseJson(kCronJob);
+  const std::vector<model::Json> values = {nullptr,
+                                           1,
+                                           -1,
+                                           2.5,
+                                           "s",
+                                           true,
+                                           model::Json::array(),
+                                           model::Json::object(),
+                                           "2024-01-01T00:00:00Z"};
+  for (int i = 0; i < 2000; ++i) {
+    model::Json doc = base;
+    model::Json* at = &doc;
+    for (int depth = 0; depth < 4 && at->is_object() && !at->empty(); ++depth) {
+      auto it = at->begin();
+      std::advance(it, rng() % at->size());
+      if (rng() % 3 == 0) break;
+      at = &*it;
+      if (at->is_array() && !at->empty()) at = &(*at)[rng() % at->size()];
+    }
+    if (at->is_object() && !at->empty()) {
+      auto it = at->begin();
+      std::advance(it, rng() % at->size());
+      const std::string key = it.key();
+      if (rng() % 3 == 0) {
+        at->erase(key);
+      } else {
+        (*at)[key] = values[rng() % values.size()];
+      }
+    }
+    std::string bytes = model::DumpJson(doc);
+    if (rng() % 10 == 0) bytes.resize(rng() % (bytes.size() + 1));
+    ExpectSameCronJob(bytes);
+  }
+}
+
 }  // namespace
 }  // namespace cronledger::replay

@@ -73,7 +73,8 @@ Status ViewHistory::Fold(const store::LogRecord& rec) {
     f.cron_job.reset();
     f.cron_job_seq = 0;
     if (written) {
-      auto cj = DecodeRaw<model::CronJob>(rec, &model::DecodeCronJob);
+      auto cj = jobs_without_json_ ? DecodeRaw<model::CronJob>(rec, &DecodeCronJobFields)
+                                   : DecodeRaw<model::CronJob>(rec, &model::DecodeCronJob);
       f.cron_job_seq = rec.seq;
       if (!cj.ok()) {
         f.errors["CronJob"] = "input " + std::to_string(rec.seq) + ": " + cj.status().ToString();
