@@ -68,7 +68,7 @@ class ViewHistory {
 
   std::function<bool(std::string_view, std::string_view)> in_scope_;
   bool jobs_without_json_ = false;
-  store::MemViewStore view_;
+  store::FlatViewStore view_;
   std::unordered_map<std::string, std::deque<std::shared_ptr<FamilyView>>> versions_;
 };
 
