@@ -7,6 +7,16 @@ std::string Sub(std::string_view path, std::string_view key) {
   return std::string(path) + "." + std::string(key);
 }
 
+// OptObject without the copy: the member object, or a shared empty object when it is absent.
+Result<const Json*> ObjectAt(const Json& j, std::string_view key, std::string_view path) {
+  static const Json kEmpty = Json::object();
+  if (!j.is_object()) return &kEmpty;
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return &kEmpty;
+  if (!it->is_object()) return OptObject(j, key, path).status();  // the same error
+  return &*it;
+}
+
 Result<std::string> ReqString(const Json& j, std::string_view key, std::string_view path) {
   CL_ASSIGN_OR_RETURN(auto v, OptString(j, key, path));
   return v.value_or("");
@@ -39,10 +49,10 @@ Json EncodeOwnerReference(const OwnerReference& r) {
 Result<JobTemplate> DecodeJobTemplate(const Json& j, std::string_view path) {
   JobTemplate t;
   t.raw = j;
-  CL_ASSIGN_OR_RETURN(Json meta, OptObject(j, "metadata", path));
+  CL_ASSIGN_OR_RETURN(const Json* meta, ObjectAt(j, "metadata", path));
   const std::string meta_path = Sub(path, "metadata");
-  CL_ASSIGN_OR_RETURN(t.labels, StringMap(meta, "labels", meta_path));
-  CL_ASSIGN_OR_RETURN(t.annotations, StringMap(meta, "annotations", meta_path));
+  CL_ASSIGN_OR_RETURN(t.labels, StringMap(*meta, "labels", meta_path));
+  CL_ASSIGN_OR_RETURN(t.annotations, StringMap(*meta, "annotations", meta_path));
   CL_ASSIGN_OR_RETURN(t.spec, OptObject(j, "spec", path));
   return t;
 }
@@ -73,8 +83,8 @@ Result<CronJobSpec> DecodeCronJobSpec(const Json& j) {
   CL_ASSIGN_OR_RETURN(s.successful_jobs_history_limit,
                       OptInt(j, "successfulJobsHistoryLimit", path));
   CL_ASSIGN_OR_RETURN(s.failed_jobs_history_limit, OptInt(j, "failedJobsHistoryLimit", path));
-  CL_ASSIGN_OR_RETURN(Json tmpl, OptObject(j, "jobTemplate", path));
-  CL_ASSIGN_OR_RETURN(s.job_template, DecodeJobTemplate(tmpl, "spec.jobTemplate"));
+  CL_ASSIGN_OR_RETURN(const Json* tmpl, ObjectAt(j, "jobTemplate", path));
+  CL_ASSIGN_OR_RETURN(s.job_template, DecodeJobTemplate(*tmpl, "spec.jobTemplate"));
   return s;
 }
 
@@ -264,12 +274,12 @@ Result<CronJob> DecodeCronJob(const Json& j) {
   cj.raw = j;
   CL_ASSIGN_OR_RETURN(cj.api_version, ReqString(j, "apiVersion", ""));
   CL_ASSIGN_OR_RETURN(cj.kind, ReqString(j, "kind", ""));
-  CL_ASSIGN_OR_RETURN(Json meta, OptObject(j, "metadata", ""));
-  CL_ASSIGN_OR_RETURN(cj.metadata, DecodeObjectMeta(meta));
-  CL_ASSIGN_OR_RETURN(Json spec, OptObject(j, "spec", ""));
-  CL_ASSIGN_OR_RETURN(cj.spec, DecodeCronJobSpec(spec));
-  CL_ASSIGN_OR_RETURN(Json status, OptObject(j, "status", ""));
-  CL_ASSIGN_OR_RETURN(cj.status, DecodeCronJobStatus(status));
+  CL_ASSIGN_OR_RETURN(const Json* meta, ObjectAt(j, "metadata", ""));
+  CL_ASSIGN_OR_RETURN(cj.metadata, DecodeObjectMeta(*meta));
+  CL_ASSIGN_OR_RETURN(const Json* spec, ObjectAt(j, "spec", ""));
+  CL_ASSIGN_OR_RETURN(cj.spec, DecodeCronJobSpec(*spec));
+  CL_ASSIGN_OR_RETURN(const Json* status, ObjectAt(j, "status", ""));
+  CL_ASSIGN_OR_RETURN(cj.status, DecodeCronJobStatus(*status));
   return cj;
 }
 
@@ -289,11 +299,11 @@ Result<Job> DecodeJob(const Json& j) {
   job.raw = j;
   CL_ASSIGN_OR_RETURN(job.api_version, ReqString(j, "apiVersion", ""));
   CL_ASSIGN_OR_RETURN(job.kind, ReqString(j, "kind", ""));
-  CL_ASSIGN_OR_RETURN(Json meta, OptObject(j, "metadata", ""));
-  CL_ASSIGN_OR_RETURN(job.metadata, DecodeObjectMeta(meta));
+  CL_ASSIGN_OR_RETURN(const Json* meta, ObjectAt(j, "metadata", ""));
+  CL_ASSIGN_OR_RETURN(job.metadata, DecodeObjectMeta(*meta));
   CL_ASSIGN_OR_RETURN(job.spec, OptObject(j, "spec", ""));
-  CL_ASSIGN_OR_RETURN(Json status, OptObject(j, "status", ""));
-  CL_ASSIGN_OR_RETURN(job.status, DecodeJobStatus(status));
+  CL_ASSIGN_OR_RETURN(const Json* status, ObjectAt(j, "status", ""));
+  CL_ASSIGN_OR_RETURN(job.status, DecodeJobStatus(*status));
   return job;
 }
 

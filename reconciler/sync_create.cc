@@ -29,7 +29,7 @@ SyncPass::Flow SyncPass::CreateJob(Time slot) {
   auto created = Call(ApiVerb::kCreate, ApiKind::kJob, cj_->metadata.namespace_, name,
                       in_.options.call_objects ? *request : model::Json());
   if (!created) return Flow::kSuspend;
-  model::Json response;
+  const model::Json* response = nullptr;
   bool adopted = false;
   if (created->reason == model::api_reason::kNamespaceTerminating) {
     // Any creation will fail; no event (spec §6.12).
@@ -44,9 +44,9 @@ SyncPass::Flow SyncPass::CreateJob(Time slot) {
     accountant_.Pend(slot, std::string(skip::kSuperseded));
     return Fail(created->message);
   } else {
-    response = created->object;
+    response = &created->object;
   }
-  auto job = model::DecodeJob(response);
+  auto job = model::DecodeJob(*response);
   if (!job.ok()) {
     accountant_.Pend(slot, std::string(skip::kSuperseded));
     return Fail("unable to make object reference for job for " + cj_->metadata.Key());
@@ -79,7 +79,8 @@ SyncPass::Flow SyncPass::CreateJob(Time slot) {
 // AlreadyExists: fetch the Job by the requested name in the CronJob's namespace and continue with
 // it only if this CronJob controls it and it is not already in the active list. The early returns
 // carry no requeue delay (spec §6.12).
-SyncPass::Flow SyncPass::AdoptExisting(Time slot, const std::string& name, model::Json* response) {
+SyncPass::Flow SyncPass::AdoptExisting(Time slot, const std::string& name,
+                                       const model::Json** response) {
   auto got = Call(ApiVerb::kGet, ApiKind::kJob, cj_->metadata.namespace_, name);
   if (!got) return Flow::kSuspend;
   if (!got->ok()) {
@@ -97,7 +98,7 @@ SyncPass::Flow SyncPass::AdoptExisting(Time slot, const std::string& name, model
     accountant_.Pend(slot, std::string(skip::kAlreadyProcessed));
     return Flow::kReturn;
   }
-  *response = got->object;
+  *response = &got->object;
   return Flow::kContinue;
 }
 

@@ -107,15 +107,15 @@ SyncPass::Flow SyncPass::Finish() {
   return Flow::kReturn;
 }
 
-std::optional<model::ApiOutcome> SyncPass::Call(ApiVerb verb, ApiKind kind, const std::string& ns,
-                                                const std::string& name, model::Json object) {
+const model::ApiOutcome* SyncPass::Call(ApiVerb verb, ApiKind kind, const std::string& ns,
+                                        const std::string& name, model::Json object) {
   model::ApiCall call{verb, kind, ns, name, std::move(object)};
   if (next_outcome_ >= in_.outcomes.size()) {
     pending_ = std::move(call);
-    return std::nullopt;
+    return nullptr;
   }
   out_.actions.push_back(std::move(call));
-  return in_.outcomes[next_outcome_++];
+  return &in_.outcomes[next_outcome_++];
 }
 
 model::Decision SyncPass::NewRecord(DecisionAction action) const {

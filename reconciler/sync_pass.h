@@ -25,9 +25,9 @@ class SyncPass {
   enum class Flow { kContinue, kSuspend, kReturn };
 
   // --- plumbing (sync_pass.cc)
-  std::optional<model::ApiOutcome> Call(model::ApiVerb verb, model::ApiKind kind,
-                                        const std::string& ns, const std::string& name,
-                                        model::Json object = nullptr);
+  // The recorded outcome (in the pass's input, not copied), or null when the call is pending.
+  const model::ApiOutcome* Call(model::ApiVerb verb, model::ApiKind kind, const std::string& ns,
+                                const std::string& name, model::Json object = nullptr);
   void Emit(const char* type, const std::string& reason, const std::string& message);
   model::Decision NewRecord(model::DecisionAction action) const;
   void DrainSlotRecords();
@@ -52,7 +52,7 @@ class SyncPass {
   Flow ActOnSlot(Time slot);
   Flow ReplaceActive(Time slot);
   Flow CreateJob(Time slot);
-  Flow AdoptExisting(Time slot, const std::string& name, model::Json* response);
+  Flow AdoptExisting(Time slot, const std::string& name, const model::Json** response);
   Flow Requeue();
 
   const SyncInputRef& in_;

@@ -84,8 +84,16 @@ Status Engine::Seed(const model::PassEnd& e) {
   if (!options_.scope.Selects(e.namespace_, e.name)) return Status::Ok();
   CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(e.accounting));
   CL_ASSIGN_OR_RETURN(model::AccountingState s, model::DecodeAccountingState(j));
-  ChainEntry& c = chain_[FamilyKey(e.namespace_, e.name)];
-  c = ChainEntry{e.uid, std::move(s), false, e.time, e.view_seq};
+  ChainEntry c{e.uid, std::move(s), false, e.time, e.view_seq};
+  if (queue_) {  // in order with the passes the deciding thread has yet to decide
+    PassTask t;
+    t.key = FamilyKey(e.namespace_, e.name);
+    t.seed = true;
+    t.chain = std::move(c);
+    queue_->Push(std::move(t));
+  } else {
+    chain_[FamilyKey(e.namespace_, e.name)] = std::move(c);
+  }
   return Status::Ok();
 }
 
@@ -158,11 +166,22 @@ Result<ReplayResult> Engine::Run() {
   std::vector<model::Decision> recorded;
   Status recorded_status;
   std::thread reader([&] { recorded_status = ReadRecorded(&recorded); });
+  // A verify-only replay decides its passes on one more thread, in log order (PassQueue).
+  std::thread decider;
+  if (options_.decide_on_second_thread && observer_ == nullptr && options_.what_if.empty()) {
+    queue_ = std::make_unique<PassQueue>();
+    decider = std::thread([this] { DecideQueued(); });
+  }
   Status status;
   Status scanned = source_.ScanInputs([&](const store::LogRecord& rec) {
     status = OnInput(rec);
     return status.ok();
   });
+  if (queue_) {
+    queue_->Close();
+    decider.join();
+    queue_.reset();
+  }
   reader.join();
   CL_RETURN_IF_ERROR(scanned);
   CL_RETURN_IF_ERROR(status);

@@ -67,6 +67,11 @@ struct ReplayOptions {
   // Called every `progress_every` records and once at the end. Default: none.
   std::function<void(const ReplayProgress&)> progress;
   uint64_t progress_every = 1u << 16;
+  // A replay without what-if and observer may decide its passes on a second thread, in log
+  // order, while the inputs are scanned: the same result either way. Default: false — with
+  // glibc malloc the objects freed across threads cost more CPU than the overlap saves on a busy
+  // 2-core machine (docs/replay.md "Throughput").
+  bool decide_on_second_thread = false;
 };
 
 // A pass synthesized by controller.noDowntime is considered missed when no recorded pass of the

@@ -2,8 +2,11 @@
 
 // The replay engine's internals (replay/engine.h), shared by engine*.cc only.
 
+#include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -52,10 +55,70 @@ struct CachedInput {
   std::vector<std::shared_ptr<const model::Job>> jobs;  // what in.jobs[i] was copied from
 };
 
+// A recorded pass (or a seed of the accounting chain) handed from the input scan to the thread
+// that decides (PassQueue).
+struct PassTask {
+  std::string key;  // "ns/name"
+  bool seed = false;
+  ChainEntry chain;  // seed: the chain entry to set
+  uint64_t tick_seq = 0;
+  OpenPass pass;
+  model::PassEnd end;
+  std::shared_ptr<const FamilyView> view;  // null: the family had no version yet
+};
+
+// The passes of a verify-only replay (no observer, no what-if) are decided on a second thread
+// while the scan goes on. One thread takes them in the order the scan pushed them (log order),
+// so every result is what the sequential replay computes, whatever the timing.
+class PassQueue {
+ public:
+  void Push(PassTask&& t) {
+    pending_.push_back(std::move(t));
+    if (pending_.size() >= kBatch) Flush();
+  }
+  void Close() {
+    Flush();
+    std::lock_guard<std::mutex> l(mu_);
+    closed_ = true;
+    ready_.notify_one();
+  }
+  // The next batch in order; false once closed and drained.
+  bool Take(std::vector<PassTask>* out) {
+    std::unique_lock<std::mutex> l(mu_);
+    ready_.wait(l, [&] { return !batches_.empty() || closed_; });
+    if (batches_.empty()) return false;
+    *out = std::move(batches_.front());
+    batches_.pop_front();
+    space_.notify_one();
+    return true;
+  }
+
+ private:
+  static constexpr size_t kBatch = 64;
+  static constexpr size_t kMaxBatches = 64;  // bounds the memory the scan can run ahead by
+  void Flush() {
+    if (pending_.empty()) return;
+    std::unique_lock<std::mutex> l(mu_);
+    space_.wait(l, [&] { return batches_.size() < kMaxBatches; });
+    batches_.push_back(std::move(pending_));
+    pending_.clear();
+    ready_.notify_one();
+  }
+  std::vector<PassTask> pending_;  // the scan thread's
+  std::mutex mu_;
+  std::condition_variable ready_, space_;
+  std::deque<std::vector<PassTask>> batches_;
+  bool closed_ = false;
+};
+
 class Engine {
  public:
   Engine(RecordSource& source, const ReplayOptions& options, ReplayObserver* observer)
-      : source_(source), options_(options), observer_(observer), history_(MakeFilter(options)) {}
+      : source_(source),
+        options_(options),
+        observer_(observer),
+        // Recorded passes without observers never encode a Job of the view.
+        history_(MakeFilter(options), observer == nullptr && options.what_if.empty()) {}
   Result<ReplayResult> Run();
 
  private:
@@ -71,6 +134,9 @@ class Engine {
 
   // engine_pass.cc: deciding.
   void ReplayPass(uint64_t tick_seq, OpenPass& p, const model::PassEnd& e);
+  void DecidePass(uint64_t tick_seq, OpenPass& p, const model::PassEnd& e, const FamilyView* view);
+  // The deciding thread of a pipelined replay.
+  void DecideQueued();
   void Synthesize(const std::string& key, Time until, const OpenPass& p);
   void RunPass(PassSummary summary, const FamilyView& view, OpenPass& p,
                const std::string& recorded_accounting);
@@ -105,6 +171,9 @@ class Engine {
   std::unordered_map<std::string, ChainEntry> chain_;    // by "ns/name"
   std::unordered_map<std::string, CachedInput> inputs_;  // by "ns/name" (what-if passes)
   std::vector<const model::Job*> jobs_;                  // the Jobs of the pass being decided
+  // Set when passes are decided on the second thread (verify-only replays): chain_, result_'s
+  // passes and derived decisions, jobs_ then belong to that thread until it is joined.
+  std::unique_ptr<PassQueue> queue_;
   uint64_t records_ = 0;
   uint64_t total_ = 0;
 };

@@ -165,14 +165,43 @@ void Engine::RunPass(PassSummary summary, const FamilyView& view, OpenPass& p,
 }
 
 void Engine::ReplayPass(uint64_t tick_seq, OpenPass& p, const model::PassEnd& e) {
-  const std::string key = FamilyKey(e.namespace_, e.name);
+  std::string key = FamilyKey(e.namespace_, e.name);
   if (options_.what_if.no_downtime) Synthesize(key, p.tick.now, p);
+  auto view = history_.At(key, e.view_seq);
+  if (queue_) {
+    PassTask t;
+    t.key = std::move(key);
+    t.tick_seq = tick_seq;
+    t.pass = std::move(p);
+    t.end = e;
+    t.view = std::move(view);
+    queue_->Push(std::move(t));
+    return;
+  }
+  DecidePass(tick_seq, p, e, view.get());
+}
+
+void Engine::DecideQueued() {
+  std::vector<PassTask> batch;
+  while (queue_->Take(&batch)) {
+    for (PassTask& t : batch) {
+      if (t.seed) {
+        chain_[t.key] = std::move(t.chain);
+      } else {
+        DecidePass(t.tick_seq, t.pass, t.end, t.view.get());
+      }
+    }
+    batch.clear();
+  }
+}
+
+void Engine::DecidePass(uint64_t tick_seq, OpenPass& p, const model::PassEnd& e,
+                        const FamilyView* view) {
   PassSummary s;
   s.tick_seq = tick_seq;
   s.tick = p.tick;
   s.view_seq = e.view_seq;
   s.outcome_seqs = p.outcome_seqs;
-  auto view = history_.At(key, e.view_seq);
   static const FamilyView kEmpty;
   RunPass(std::move(s), view ? *view : kEmpty, p, e.accounting);
 }

@@ -3,19 +3,28 @@
 #include <algorithm>
 
 #include "model/json.h"
+#include "replay/job_fields.h"
 
 namespace cronledger::replay {
 namespace {
 
+Status Pruned(const store::LogRecord& rec) {
+  return Status::FailedPrecondition("raw bytes of input " + std::to_string(rec.seq) +
+                                    " were removed by retention");
+}
+
 template <typename T>
 Result<T> DecodeRaw(const store::LogRecord& rec, Result<T> (*decode)(const model::Json&)) {
-  if (rec.raw_pruned) {
-    return Status::FailedPrecondition("raw bytes of input " + std::to_string(rec.seq) +
-                                      " were removed by retention");
-  }
+  if (rec.raw_pruned) return Pruned(rec);
   const auto& ev = std::get<model::WatchEvent>(rec.input);
   CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(ev.raw));
   return decode(j);
+}
+
+template <typename T>
+Result<T> DecodeRaw(const store::LogRecord& rec, Result<T> (*decode)(std::string_view)) {
+  if (rec.raw_pruned) return Pruned(rec);
+  return decode(std::get<model::WatchEvent>(rec.input).raw);
 }
 
 }  // namespace
@@ -64,7 +73,8 @@ Status ViewHistory::Fold(const store::LogRecord& rec) {
     f.cron_job.reset();
     f.cron_job_seq = 0;
     if (written) {
-      auto cj = DecodeRaw<model::CronJob>(rec, &model::DecodeCronJob);
+      auto cj = jobs_without_json_ ? DecodeRaw<model::CronJob>(rec, &DecodeCronJobFields)
+                                   : DecodeRaw<model::CronJob>(rec, &model::DecodeCronJob);
       f.cron_job_seq = rec.seq;
       if (!cj.ok()) {
         f.errors["CronJob"] = "input " + std::to_string(rec.seq) + ": " + cj.status().ToString();
@@ -84,7 +94,8 @@ Status ViewHistory::Fold(const store::LogRecord& rec) {
   if (written && !after->owner_name.empty() &&
       (!in_scope_ || in_scope_(ev->namespace_, after->owner_name))) {
     FamilyView& f = NewVersion(FamilyKey(ev->namespace_, after->owner_name), rec.seq);
-    auto job = DecodeRaw<model::Job>(rec, &model::DecodeJob);
+    auto job = jobs_without_json_ ? DecodeRaw<model::Job>(rec, &DecodeJobFields)
+                                  : DecodeRaw<model::Job>(rec, &model::DecodeJob);
     if (!job.ok()) {
       f.errors[ev->name] = "input " + std::to_string(rec.seq) + ": " + job.status().ToString();
       f.jobs.erase(ev->name);

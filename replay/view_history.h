@@ -46,8 +46,11 @@ inline std::string FamilyKey(std::string_view ns, std::string_view name) {
 class ViewHistory {
  public:
   // Families for which `in_scope(ns, name)` is false are not tracked (null = all are).
-  explicit ViewHistory(std::function<bool(std::string_view, std::string_view)> in_scope = nullptr)
-      : in_scope_(std::move(in_scope)) {}
+  // With `jobs_without_json`, Jobs are decoded by DecodeJobFields (replay/job_fields.h): their
+  // JSON members are null. Only for recorded passes that nothing else reads the view of.
+  explicit ViewHistory(std::function<bool(std::string_view, std::string_view)> in_scope = nullptr,
+                       bool jobs_without_json = false)
+      : in_scope_(std::move(in_scope)), jobs_without_json_(jobs_without_json) {}
 
   // Folds a watch event record (other records are ignored). Fails only when the view fails.
   Status Fold(const store::LogRecord& rec);
@@ -64,7 +67,8 @@ class ViewHistory {
   FamilyView& NewVersion(const std::string& key, uint64_t seq);
 
   std::function<bool(std::string_view, std::string_view)> in_scope_;
-  store::MemViewStore view_;
+  bool jobs_without_json_ = false;
+  store::FlatViewStore view_;
   std::unordered_map<std::string, std::deque<std::shared_ptr<FamilyView>>> versions_;
 };
 

@@ -109,6 +109,31 @@ TEST_F(IncidentDay, VerifyReproducesTheRecordedStreamWithTheSameDigest) {
   EXPECT_EQ(Run().derived_digest.sha256, r.derived_digest.sha256);
 }
 
+// Passes decided on a second thread (ReplayOptions::decide_on_second_thread) give the result of
+// the sequential replay: the same passes, decisions, divergences and digests, also for a window
+// that starts with seeded accounting chains.
+TEST_F(IncidentDay, PassesDecidedOnASecondThreadGiveTheSequentialResult) {
+  for (const bool window : {false, true}) {
+    ReplayOptions o;
+    if (window) o.scope.since = At(10, 30, 0);
+    const ReplayResult one = Run(o);
+    o.decide_on_second_thread = true;
+    const ReplayResult two = Run(o);
+    EXPECT_EQ(two.derived_digest.sha256, one.derived_digest.sha256);
+    EXPECT_EQ(two.recorded_digest.sha256, one.recorded_digest.sha256);
+    EXPECT_EQ(two.derived_digest.decisions, one.derived_digest.decisions);
+    EXPECT_EQ(two.divergences, one.divergences);
+    EXPECT_EQ(two.passes_replayed, one.passes_replayed);
+    EXPECT_GT(two.passes_replayed, 10u);
+    ASSERT_EQ(two.passes.size(), one.passes.size());
+    for (size_t i = 0; i < one.passes.size(); ++i) {
+      EXPECT_EQ(two.passes[i].tick_seq, one.passes[i].tick_seq);
+      EXPECT_EQ(two.passes[i].problem, one.passes[i].problem);
+    }
+    EXPECT_EQ(two.derived_pass, one.derived_pass);
+  }
+}
+
 TEST_F(IncidentDay, AWindowOfOneCronJobVerifiesAndItsBundleGivesTheSameDigest) {
   ReplayOptions o;
   o.scope.since = At(10, 30);
