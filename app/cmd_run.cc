@@ -17,6 +17,7 @@
 #include "app/flags.h"
 #include "app/support_kafka_relay.h"
 #include "app/support_kube.h"
+#include "app/support_ledger.h"
 #include "app/support_run.h"
 #include "app/system_clock.h"
 #include "audit/server.h"
@@ -32,7 +33,9 @@ constexpr const char* kUsage =
     "usage: cronledger run [--kubeconfig F] [--resource "
     "cronjobs.v1.cronledger.io|cronjobs.v1.batch]\n"
     "         [--shadow] [--shadow-grace DUR] [--data-dir DIR] [--workers N]\n"
-    "         [--sync always|batch|none] [--leader-elect] [--leader-elect-id NAME]\n"
+    "         [--sync always|batch|none] [--ledger-write-buffer-mib N] [--ledger-block-cache-mib "
+    "N]\n"
+    "         [--leader-elect] [--leader-elect-id NAME]\n"
     "         [--leader-elect-namespace NS] [--leader-elect-lease-duration DUR]\n"
     "         [--leader-elect-renew-deadline DUR] [--leader-elect-retry-period DUR]\n"
     "         [--kafka-brokers B] [--kafka-topic-prefix P] [--kafka-config FILE]\n"
@@ -110,6 +113,7 @@ Result<Options> ParseOptions(const std::vector<std::string>& args) {
   flags.Value("kafka-watch-topic").Value("kafka-group-id");
   flags.Value("listen").Value("token-file");
   flags.Value("metrics-bind-address").Value("health-probe-bind-address");
+  DeclareLedgerMemoryFlags(flags);
   CL_RETURN_IF_ERROR(flags.Parse(args));
   if (!flags.positionals().empty()) return Status::InvalidArgument("unexpected arguments");
   Options o;
@@ -120,6 +124,7 @@ Result<Options> ParseOptions(const std::vector<std::string>& args) {
   CL_ASSIGN_OR_RETURN(o.run.shadow_grace, DurationFlag(flags, "shadow-grace", o.run.shadow_grace));
   o.ledger.path = flags.GetOr("data-dir", "./data");
   CL_ASSIGN_OR_RETURN(o.ledger.sync, store::ParseSyncMode(flags.GetOr("sync", "batch")));
+  CL_RETURN_IF_ERROR(ApplyLedgerMemoryFlags(flags, o.ledger));
   const std::string workers = flags.GetOr("workers", "2");
   if (workers.empty() || workers.size() > 3 ||
       workers.find_first_not_of("0123456789") != std::string::npos) {

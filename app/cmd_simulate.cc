@@ -13,6 +13,7 @@
 #include "app/command.h"
 #include "app/flags.h"
 #include "app/manifests.h"
+#include "app/support_ledger.h"
 #include "app/support_simulate.h"
 
 namespace cronledger::app {
@@ -40,6 +41,9 @@ constexpr const char* kUsage =
     "  --run-sigma S         log-normal sigma of the run time (default 0.5)\n"
     "  --run-max DUR         longest Job run time (default 1h)\n"
     "  --sync MODE           ledger fsync: always|batch|none (default batch)\n"
+    "  --ledger-write-buffer-mib N  memtables of the ledger together (default 0: RocksDB's\n"
+    "                        per-column-family defaults, up to ~1.1 GiB)\n"
+    "  --ledger-block-cache-mib N   the ledger's block cache (default 64)\n"
     "  -o, --output FMT      table|json (default table)\n";
 
 int Usage(const CommandIo& io, const std::string& error) {
@@ -147,6 +151,7 @@ int RunSimulate(const std::vector<std::string>& args, const CommandIo& io) {
   flags.Value("workers").Value("seed").Value("failure-rate").Value("start-delay");
   flags.Value("run-median").Value("run-sigma").Value("run-max").Value("sync");
   flags.Value("output", "o").Switch("help", "h");
+  DeclareLedgerMemoryFlags(flags);
   if (Status st = flags.Parse(args); !st.ok()) return Usage(io, st.message());
   if (flags.Has("help")) {
     std::fprintf(io.out, "%s", kUsage);
@@ -170,6 +175,10 @@ int RunSimulate(const std::vector<std::string>& args, const CommandIo& io) {
   if (Status st = ParseLifecycle(flags, &config.cluster); !st.ok()) return Usage(io, st.message());
   auto sync = store::ParseSyncMode(flags.GetOr("sync", "batch"));
   if (!sync.ok()) return Usage(io, "--sync: " + sync.status().message());
+  store::LedgerOptions ledger_options;
+  if (Status st = ApplyLedgerMemoryFlags(flags, ledger_options); !st.ok()) {
+    return Usage(io, st.message());
+  }
   const std::string output = flags.GetOr("output", "table");
   if (output != "table" && output != "json") return Usage(io, "-o must be table or json");
 
@@ -199,7 +208,6 @@ int RunSimulate(const std::vector<std::string>& args, const CommandIo& io) {
     std::fprintf(io.err, "cronledger simulate: %s\n", tzdb.status().message().c_str());
     return kExitFailure;
   }
-  store::LedgerOptions ledger_options;
   ledger_options.path = data_dir;
   ledger_options.sync = *sync;
   auto ledger = store::Ledger::Open(ledger_options);

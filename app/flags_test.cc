@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "app/support_ledger.h"
+
 namespace cronledger::app {
 namespace {
 
@@ -43,6 +45,49 @@ TEST(Flags, SwitchCanBeTurnedOff) {
   f.Switch("verify");
   ASSERT_TRUE(f.Parse({"--verify=false"}).ok());
   EXPECT_FALSE(f.Has("verify"));
+}
+
+TEST(LedgerMemoryFlags, SetTheBudgetsGivenAndKeepTheDefaultsOtherwise) {
+  Flags f;
+  DeclareLedgerMemoryFlags(f);
+  ASSERT_TRUE(f.Parse({"--ledger-write-buffer-mib=256"}).ok());
+  store::LedgerOptions o;
+  const size_t default_cache = o.block_cache_bytes;
+  ASSERT_TRUE(ApplyLedgerMemoryFlags(f, o).ok());
+  EXPECT_EQ(o.write_buffer_budget_bytes, size_t{256} << 20);
+  EXPECT_EQ(o.block_cache_bytes, default_cache);
+
+  Flags g;
+  DeclareLedgerMemoryFlags(g);
+  ASSERT_TRUE(g.Parse({"--ledger-write-buffer-mib", "0", "--ledger-block-cache-mib", "16"}).ok());
+  store::LedgerOptions p;
+  p.write_buffer_budget_bytes = 1;
+  ASSERT_TRUE(ApplyLedgerMemoryFlags(g, p).ok());
+  EXPECT_EQ(p.write_buffer_budget_bytes, 0u);  // 0: RocksDB's per-family defaults
+  EXPECT_EQ(p.block_cache_bytes, size_t{16} << 20);
+}
+
+TEST(LedgerMemoryFlags, RejectWhatIsNotAWholeNumberOfMebibytesInRange) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* want;
+  };
+  const Case cases[] = {
+      {{"--ledger-write-buffer-mib=-1"}, "--ledger-write-buffer-mib: a whole number of MiB from 0"},
+      {{"--ledger-write-buffer-mib=1.5"}, "--ledger-write-buffer-mib: a whole number of MiB"},
+      {{"--ledger-write-buffer-mib=2000000"}, "to 1048576, not \"2000000\""},
+      {{"--ledger-block-cache-mib=0"}, "--ledger-block-cache-mib: a whole number of MiB from 1"},
+      {{"--ledger-block-cache-mib=64M"}, "--ledger-block-cache-mib: a whole number of MiB"},
+  };
+  for (const auto& c : cases) {
+    Flags f;
+    DeclareLedgerMemoryFlags(f);
+    ASSERT_TRUE(f.Parse(c.args).ok());
+    store::LedgerOptions o;
+    const Status st = ApplyLedgerMemoryFlags(f, o);
+    EXPECT_FALSE(st.ok()) << c.args[0];
+    EXPECT_NE(st.message().find(c.want), std::string::npos) << st.message();
+  }
 }
 
 }  // namespace
