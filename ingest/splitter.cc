@@ -20,8 +20,9 @@ size_t NextStringSpecial(const char* data, size_t j, size_t n) {
   const __m128i newline = _mm_set1_epi8('\n');
   for (; j + 16 <= n; j += 16) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + j));
-    const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-                                     _mm_cmpeq_epi8(v, newline));
+    const __m128i hit =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                     _mm_cmpeq_epi8(v, newline));
     const int mask = _mm_movemask_epi8(hit);
     if (mask != 0) return j + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
   }

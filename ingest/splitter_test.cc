@@ -99,8 +99,6 @@ bool ReferenceNext(uint64_t& line_, std::string_view buf, size_t pos, bool eof, 
   return true;
 }
 
-
-
 struct Doc {
   std::string text;
   uint64_t line;
@@ -164,9 +162,26 @@ TEST(SplitterTest, WaitsForMoreInputWithoutConsuming) {
 // what the byte-by-byte reference returns, document for document, line for line.
 TEST(SplitterTest, AgreesWithTheByteByByteReferenceOnRandomInput) {
   std::mt19937 rng(4);
-  const std::string pieces[] = {"{", "}", "[", "]", "\"", "\\", "\\\"", "\\\\", "\n", " ", "\t",
-                                ":", ",", "a", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "\n{",
-                                "\"managedFields\":[{\"f:spec\":{}}]", "\\\n", "}\n", "\r\n"};
+  const std::string pieces[] = {"{",
+                                "}",
+                                "[",
+                                "]",
+                                "\"",
+                                "\\",
+                                "\\\"",
+                                "\\\\",
+                                "\n",
+                                " ",
+                                "\t",
+                                ":",
+                                ",",
+                                "a",
+                                "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                                "\n{",
+                                "\"managedFields\":[{\"f:spec\":{}}]",
+                                "\\\n",
+                                "}\n",
+                                "\r\n"};
   for (int round = 0; round < 3000; ++round) {
     std::string in;
     const int len = static_cast<int>(rng() % 60);

@@ -19,9 +19,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <ctime>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -217,9 +217,10 @@ void PrintByteBreakdown(const std::string& path, uint64_t events) {
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;
   if (!rocksdb::DB::OpenForReadOnly(o, path, cfs, &handles, &db).ok()) std::abort();
-  std::printf("  bytes by column family (%llu events): entries written (mem + sst), per event; "
-              "live keys; key+value bytes of live keys; SST bytes\n",
-              static_cast<unsigned long long>(events));
+  std::printf(
+      "  bytes by column family (%llu events): entries written (mem + sst), per event; "
+      "live keys; key+value bytes of live keys; SST bytes\n",
+      static_cast<unsigned long long>(events));
   uint64_t total_entries = 0;
   for (size_t i = 0; i < names.size(); ++i) {
     uint64_t mem = 0, imm = 0, sst_entries = 0, sst_bytes = 0, live = 0, kv = 0;
@@ -302,7 +303,8 @@ int main(int argc, char** argv) {
   uint64_t events = 0, raw_written = 0, ours_written = 0;
   for (int i = 0; i < ingest_rounds; ++i) {
     const std::string round = std::to_string(i);
-    if (!profile && !breakdown) raw_w.push_back(RawWrites(dir.Sub("raw" + round), lines, &raw_written));
+    if (!profile && !breakdown)
+      raw_w.push_back(RawWrites(dir.Sub("raw" + round), lines, &raw_written));
     ours_w.push_back(LedgerIngest(dir.Sub(i + 1 == ingest_rounds ? "ledger" : "ledger" + round),
                                   file, &events, &ours_written));
   }
