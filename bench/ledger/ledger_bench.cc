@@ -24,6 +24,8 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "ingest/stream_ingest.h"
@@ -119,15 +121,21 @@ double LedgerIngest(const std::string& path, const std::string& file, uint64_t* 
   const double cpu_start = CpuSeconds();
   const double decode_cpu_start = ThreadCpuSeconds();
   const uint64_t written = WrittenBytes();
-  // The commit callback runs on ingest's committer thread: its CPU time at the last commit.
-  std::atomic<double> commit_cpu{0};
+  // The commit callback runs on ingest's committer threads: each one's CPU time at its last
+  // commit, summed at the end.
+  std::mutex commit_cpu_mu;
+  std::map<std::thread::id, double> commit_cpu;
   const auto start = Clock::now();
   auto r = ingest::IngestStream(fd, ledger.get(), so, [&](const ingest::IngestProgress&) {
-    commit_cpu.store(ThreadCpuSeconds());
+    const double t = ThreadCpuSeconds();
+    std::lock_guard<std::mutex> l(commit_cpu_mu);
+    commit_cpu[std::this_thread::get_id()] = t;
   });
   const double s = Seconds(start);
   const double decode_cpu = ThreadCpuSeconds() - decode_cpu_start;
   const double cpu = CpuSeconds() - cpu_start;
+  double committers_cpu = 0;
+  for (const auto& [id, t] : commit_cpu) committers_cpu += t;
   *bytes_written = WrittenBytes() - written;
   ::close(fd);
   if (!r.ok()) {
@@ -136,9 +144,9 @@ double LedgerIngest(const std::string& path, const std::string& file, uint64_t* 
   }
   const store::CommitStats st = ledger->Stats();
   std::printf(
-      "  ledger ingest: %.2f s (CPU %.2f s: reading+decoding thread %.2f, committer thread %.2f, "
+      "  ledger ingest: %.2f s (CPU %.2f s: reading+decoding thread %.2f, committer threads %.2f, "
       "others %.2f), %llu commit groups: prepare %.2f s, write+fsync %.2f s\n",
-      s, cpu, decode_cpu, commit_cpu.load(), cpu - decode_cpu - commit_cpu.load(),
+      s, cpu, decode_cpu, committers_cpu, cpu - decode_cpu - committers_cpu,
       static_cast<unsigned long long>(st.groups), st.prepare_nanos / 1e9, st.write_nanos / 1e9);
   *events = r->events;
   return static_cast<double>(r->events) / s;
