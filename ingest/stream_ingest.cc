@@ -45,22 +45,30 @@ struct PendingUnit {
   uint64_t line = 0;
 };
 
-// Commits units in order on its own thread so that decoding the next unit overlaps the write
-// (and fsync) of the previous one; units queued meanwhile are merged into the next commit.
+// Commits units in order on two threads, so that decoding the next unit overlaps the commits, and
+// two commits are in flight: the ledger prepares one while it writes the other (its pipelined
+// group commit). A thread takes the queued units (merged into one commit) only once the previous
+// commit holds its place in the ledger's queue (UnitOfWork::on_queued), so commits reach the
+// ledger in stream order; results are reported in that order too. After a failed commit the
+// ledger fails every later one, so nothing is committed past a unit that failed.
 class Committer {
  public:
   Committer(store::Ledger* ledger, IngestProgress* progress,
             const std::function<void(const IngestProgress&)>& on_commit)
-      : ledger_(ledger), progress_(progress), on_commit_(on_commit), thread_([this] {
-          pthread_setname_np(pthread_self(), "cl-ingest");
-          Run();
-        }) {}
+      : ledger_(ledger), progress_(progress), on_commit_(on_commit) {
+    for (auto& t : threads_) {
+      t = std::thread([this] {
+        pthread_setname_np(pthread_self(), "cl-ingest");
+        Run();
+      });
+    }
+  }
   // Finish() reports the status; a destructor reached on an early return has nobody to tell.
   ~Committer() { (void)Finish(); }
 
   // Queues a unit; blocks while kMaxQueued are queued. Returns false once a commit has failed.
-  // Units queued during a commit go into the next one together: more queued units make bigger
-  // commit groups (fewer fsyncs per event) while decoding runs ahead.
+  // Units queued while both commits are in flight go into the next one together: more queued
+  // units make bigger commit groups (fewer fsyncs per event) while decoding runs ahead.
   static constexpr size_t kMaxQueued = 4;
   bool Submit(PendingUnit unit) {
     std::unique_lock<std::mutex> l(mu_);
@@ -77,7 +85,9 @@ class Committer {
       done_ = true;
     }
     cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
+    for (auto& t : threads_) {
+      if (t.joinable()) t.join();
+    }
     return status_;
   }
 
@@ -85,12 +95,17 @@ class Committer {
   void Run() {
     std::unique_lock<std::mutex> l(mu_);
     while (true) {
-      cv_.wait(l, [this] { return done_ || !queue_.empty(); });
-      if (queue_.empty()) return;
+      cv_.wait(l, [this] {
+        return (done_ && queue_.empty()) || !status_.ok() || (!queue_.empty() && !taking_);
+      });
+      if (!status_.ok() || queue_.empty()) return;
+      // This thread holds the turn to queue a commit until the ledger has queued it.
+      taking_ = true;
+      const uint64_t turn = next_turn_++;
       PendingUnit u = std::move(queue_.front());
       queue_.pop_front();
-      // Units that queued up while the previous commit ran go in the same commit: still in
-      // order, still atomic, one fsync fewer.
+      // Units that queued up meanwhile go in the same commit: still in order, still atomic, one
+      // fsync fewer.
       while (!queue_.empty()) {
         PendingUnit& next = queue_.front();
         for (auto& in : next.unit.inputs) u.unit.inputs.push_back(std::move(in));
@@ -105,28 +120,42 @@ class Committer {
         queue_.pop_front();
       }
       cv_.notify_all();
+      bool queued = false;
+      u.unit.on_queued = [this, &queued] {
+        std::lock_guard<std::mutex> g(mu_);
+        queued = true;
+        taking_ = false;
+        cv_.notify_all();
+      };
       l.unlock();
       auto r = ledger_->Commit(std::move(u.unit));
       l.lock();
-      if (!r.ok()) {
-        status_ = r.status();
-        queue_.clear();
+      if (!queued) {
+        taking_ = false;  // refused before it queued (the ledger calls on_queued only then)
         cv_.notify_all();
-        return;
       }
-      progress_->documents += u.documents;
-      progress_->events += u.events;
-      progress_->quarantined += u.quarantined;
-      progress_->offset = u.offset;
-      progress_->line = u.line;
-      progress_->first_seq = r->first_input_seq;
-      progress_->last_seq = r->last_input_seq;
-      if (on_commit_) {
-        const IngestProgress snapshot = *progress_;
-        l.unlock();
-        on_commit_(snapshot);
-        l.lock();
+      // Report in stream order: the commit queued before this one first.
+      cv_.wait(l, [&] { return reported_ == turn; });
+      if (!r.ok()) {
+        if (status_.ok()) status_ = r.status();
+        queue_.clear();
+      } else if (status_.ok()) {
+        progress_->documents += u.documents;
+        progress_->events += u.events;
+        progress_->quarantined += u.quarantined;
+        progress_->offset = u.offset;
+        progress_->line = u.line;
+        progress_->first_seq = r->first_input_seq;
+        progress_->last_seq = r->last_input_seq;
+        if (on_commit_) {
+          const IngestProgress snapshot = *progress_;
+          l.unlock();
+          on_commit_(snapshot);
+          l.lock();
+        }
       }
+      ++reported_;
+      cv_.notify_all();
     }
   }
 
@@ -137,8 +166,11 @@ class Committer {
   std::condition_variable cv_;
   std::deque<PendingUnit> queue_;
   bool done_ = false;
+  bool taking_ = false;     // a thread took units and its commit is not queued in the ledger yet
+  uint64_t next_turn_ = 0;  // commits taken, in order
+  uint64_t reported_ = 0;   // commits whose result was reported, in order
   Status status_;
-  std::thread thread_;
+  std::thread threads_[2];
 };
 
 // Positions the stream at the committed offset and checks it is the same stream. Fills `prefix`

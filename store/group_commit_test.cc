@@ -11,7 +11,44 @@
 namespace cronledger::store {
 namespace {
 
+using model::WatchEventType;
+using testing::JobEvent;
 using testing::TempDir;
+
+UnitOfWork EventUnit(model::WatchEvent ev) {
+  UnitOfWork u;
+  u.inputs.push_back(std::move(ev));
+  return u;
+}
+
+// Keeps two commits in flight in separate groups: Commit(first) on one thread, and Commit(second)
+// on another started by the first group's leader once it has formed its group (from
+// before_group_write, which the test's options route to Launch()), so `second` queues behind it
+// and forms the next group.
+class TwoInFlight {
+ public:
+  explicit TwoInFlight(std::shared_ptr<Ledger>* ledger) : ledger_(ledger) {}
+  // Called from LedgerOptions::before_group_write.
+  void Launch() {
+    if (!armed_.exchange(false)) return;
+    second_thread_ =
+        std::thread([this] { second_result_ = (*ledger_)->Commit(std::move(second_)); });
+  }
+  std::pair<Result<CommitResult>, Result<CommitResult>> Run(UnitOfWork first, UnitOfWork second) {
+    second_ = std::move(second);
+    armed_ = true;
+    Result<CommitResult> r1 = (*ledger_)->Commit(std::move(first));
+    second_thread_.join();
+    return {std::move(r1), std::move(second_result_)};
+  }
+
+ private:
+  std::shared_ptr<Ledger>* ledger_;
+  std::atomic<bool> armed_{false};
+  UnitOfWork second_;
+  std::thread second_thread_;
+  Result<CommitResult> second_result_ = Status::Internal("not run");
+};
 
 UnitOfWork ConfigUnit(int writer, int i) {
   UnitOfWork u;
@@ -117,6 +154,99 @@ TEST(GroupCommitTest, ConcurrentAppendersLoseNothingAndKeepUnitsContiguous) {
                                })
                   .ok());
   EXPECT_EQ(expect_seq, static_cast<uint64_t>(2 * kThreads * kPerThread + 1));
+}
+
+// Pipelined commit: the second group prepares while the first has not been written yet (its write
+// is held until the second one is prepared), reading the view through the first group's writes:
+// the Job's move from owner A to owner B must drop A's owner index entry, which only the first
+// group's (unwritten) view entry tells.
+TEST(GroupCommitTest, TheNextGroupPreparesOnTopOfTheUnwrittenOne) {
+  TempDir dir;
+  std::shared_ptr<Ledger> ledger;
+  TwoInFlight two(&ledger);
+  std::atomic<int> writes{0};
+  LedgerOptions o;
+  o.path = dir.path();
+  o.sync = SyncMode::kAlways;
+  o.before_group_write = [&] { two.Launch(); };
+  o.group_write_hook = [&] {
+    if (writes.fetch_add(1) == 0) {
+      while (ledger->Stats().prepared < 2) std::this_thread::yield();
+    }
+    return Status::Ok();
+  };
+  ledger = std::move(Ledger::Open(o)).value();
+  auto [r1, r2] =
+      two.Run(EventUnit(JobEvent(WatchEventType::kAdded, "ns", "job", "u1", "1", "a")),
+              EventUnit(JobEvent(WatchEventType::kModified, "ns", "job", "u1", "2", "b")));
+  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+  EXPECT_EQ(r1->first_input_seq, 1u);
+  EXPECT_EQ(r2->first_input_seq, 2u);
+  const CommitStats stats = ledger->Stats();
+  EXPECT_EQ(stats.groups, 2u);
+  EXPECT_EQ(stats.prepared, 2u);
+  EXPECT_EQ(writes.load(), 2);
+  EXPECT_TRUE(ledger->ListJobsByOwner("ns", "a")->empty());
+  auto by_b = ledger->ListJobsByOwner("ns", "b");
+  ASSERT_TRUE(by_b.ok());
+  ASSERT_EQ(by_b->size(), 1u);
+  auto rebuilt = ledger->Rebuild(false);
+  ASSERT_TRUE(rebuilt.ok());
+  EXPECT_TRUE(rebuilt->differences.empty());
+  EXPECT_EQ(rebuilt->records_folded, 2u);
+  ledger.reset();
+}
+
+// A failed write fails the group prepared on top of it (never written), and every later commit
+// until the ledger is reopened; nothing of either is in the log or the view. After reopening,
+// commits continue from the last written seq.
+TEST(GroupCommitTest, AFailedWriteFailsTheGroupBehindItAndLaterCommitsUntilReopened) {
+  TempDir dir;
+  {
+    std::shared_ptr<Ledger> ledger;
+    TwoInFlight two(&ledger);
+    std::atomic<int> writes{0};
+    LedgerOptions o;
+    o.path = dir.path();
+    o.sync = SyncMode::kAlways;
+    o.before_group_write = [&] { two.Launch(); };
+    o.group_write_hook = [&]() -> Status {
+      if (writes.fetch_add(1) == 0) return Status::Ok();  // the first unit is written
+      while (ledger->Stats().prepared < 3) std::this_thread::yield();
+      return Status::IoError("injected write failure");
+    };
+    ledger = std::move(Ledger::Open(o)).value();
+    ASSERT_TRUE(
+        ledger->Commit(EventUnit(JobEvent(WatchEventType::kAdded, "ns", "j0", "u0", "1", "a")))
+            .ok());
+    auto [r1, r2] =
+        two.Run(EventUnit(JobEvent(WatchEventType::kAdded, "ns", "j1", "u1", "2", "a")),
+                EventUnit(JobEvent(WatchEventType::kAdded, "ns", "j2", "u2", "3", "a")));
+    ASSERT_FALSE(r1.ok());
+    EXPECT_NE(r1.status().message().find("injected write failure"), std::string::npos);
+    ASSERT_FALSE(r2.ok());
+    EXPECT_NE(r2.status().message().find("an earlier commit group failed"), std::string::npos);
+    EXPECT_EQ(writes.load(), 2);  // the second one was not attempted
+    auto later =
+        ledger->Commit(EventUnit(JobEvent(WatchEventType::kAdded, "ns", "j3", "u3", "4", "a")));
+    ASSERT_FALSE(later.ok());
+    EXPECT_NE(later.status().message().find("an earlier commit group failed"), std::string::npos);
+    ledger.reset();
+  }
+  LedgerOptions o;
+  o.path = dir.path();
+  auto ledger = std::move(Ledger::Open(o)).value();
+  EXPECT_EQ(ledger->Meta()->last_input_seq, 1u);
+  auto jobs = ledger->ListJobsByOwner("ns", "a");
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_EQ(jobs->size(), 1u);  // j0 only
+  auto r = ledger->Commit(EventUnit(JobEvent(WatchEventType::kAdded, "ns", "j4", "u4", "5", "a")));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->first_input_seq, 2u);
+  auto rebuilt = ledger->Rebuild(false);
+  ASSERT_TRUE(rebuilt.ok());
+  EXPECT_TRUE(rebuilt->differences.empty());
 }
 
 }  // namespace

@@ -87,6 +87,10 @@ struct LedgerOptions {
   // Test hook: called by a commit leader after it formed its group and before it writes it. Lets
   // a test hold the leader while followers queue up. Default: empty.
   std::function<void()> before_group_write;
+  // Test hook: called by a commit group right before its RocksDB write (prepared, in group order,
+  // outside the ledger's locks); a non-OK status fails the group as a failed write would. Lets a
+  // test hold a write while the next group prepares, or fail it. Default: empty.
+  std::function<Status()> group_write_hook;
 };
 
 // Where a source has been read up to; committed in the same batch as the inputs it covers.
@@ -124,6 +128,10 @@ struct UnitOfWork {
   // bytes. Filled by PrepareUnit(); Commit() prepares a unit whose stored_raw does not have one
   // entry per input. Callers only call PrepareUnit() and leave it alone otherwise.
   std::vector<std::string> stored_raw;
+  // Called by Commit() on the caller's thread once the unit has its place in the commit queue
+  // (before Commit waits for it): a unit that another thread commits after this call is ordered
+  // after this one. Lets one appender keep two commits in flight (ingest). Default: empty.
+  std::function<void()> on_queued;
 };
 
 // Compresses the raw bytes of `unit`'s watch events into unit->stored_raw (the inputs stay as
@@ -156,10 +164,11 @@ struct LedgerMeta {
 };
 
 struct CommitStats {
-  uint64_t units = 0;   // Commit() calls that succeeded
-  uint64_t groups = 0;  // WriteBatches written (one per leader turn)
-  uint64_t syncs = 0;   // fsyncs issued (synced writes + SyncWAL)
-  size_t queued = 0;    // units waiting or being written right now
+  uint64_t units = 0;     // Commit() calls that succeeded
+  uint64_t groups = 0;    // WriteBatches written (one per leader turn)
+  uint64_t prepared = 0;  // groups whose batch was built (written, failed or about to be written)
+  uint64_t syncs = 0;     // fsyncs issued (synced writes + SyncWAL)
+  size_t queued = 0;      // units waiting or being written right now
   // Where commit groups spent their time (steady clock, summed over groups): preparing the batch
   // (seqs, records, the fold into the view) and writing it (RocksDB write, with kAlways its
   // fsync). Benchmarks print them.

@@ -39,7 +39,7 @@ constexpr size_t kMaintenanceBatch = 1000;
 
 Result<RebuildReport> RocksDbLedger::Rebuild(bool repair) {
   if (repair) CL_RETURN_IF_ERROR(CheckWritable("rebuild --repair"));
-  std::lock_guard<std::mutex> maintenance(maintenance_mu_);
+  const std::unique_lock<std::mutex> maintenance = ExcludeCommits();
   // Commits wait (maintenance_mu_); a read-only instance holds its catch-ups off instead.
   ReadScope scope(this);
   CL_RETURN_IF_ERROR(scope.status());
@@ -120,7 +120,7 @@ Result<RetentionReport> RocksDbLedger::ApplyRetention(const RetentionOptions& op
   const bool prune_log = options.log_max_age > Duration::zero();
   if (!options.dry_run) CL_RETURN_IF_ERROR(CheckWritable("retention"));
   if (!prune_raw && !prune_log) return report;  // the default: keep everything
-  std::lock_guard<std::mutex> maintenance(maintenance_mu_);
+  const std::unique_lock<std::mutex> maintenance = ExcludeCommits();
   // Commits wait (maintenance_mu_); a read-only instance holds its catch-ups off instead.
   ReadScope scope(this);
   CL_RETURN_IF_ERROR(scope.status());

@@ -23,6 +23,7 @@ namespace cronledger::store {
 struct RocksDbLedger::Writer {
   UnitOfWork* unit = nullptr;
   Result<CommitResult> result = Status::Internal("not written");
+  bool in_group = false;  // taken from the queue into a commit group
   bool done = false;
   std::condition_variable cv;
 };
@@ -42,11 +43,15 @@ class SystemClock final : public WallClock {
   }
 };
 
-// The view as the fold sees it during one commit group: the group's own writes over the DB.
+}  // namespace
+
+// The view as the fold sees it during one commit group: the group's own writes, over those of the
+// group prepared just before it when that one is not written yet (pipelined commit), over the DB.
 // Writes are collected and flushed to the batch once per key at the end of the group.
-class BatchViewStore final : public ViewStore {
+class RocksDbLedger::GroupView final : public ViewStore {
  public:
-  BatchViewStore(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf) : db_(db), cf_(cf) {}
+  GroupView(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, const GroupView* below)
+      : db_(db), cf_(cf), below_(below) {}
 
   Result<std::optional<std::string>> Get(std::string_view key) override {
     std::string value;
@@ -57,48 +62,91 @@ class BatchViewStore final : public ViewStore {
   Result<bool> GetInto(std::string_view key, std::string* value) override {
     auto it = pending_.find(key);
     if (it != pending_.end()) {
-      if (!it->second) return false;
-      value->assign(*it->second);
+      if (!it->second.value) return false;
+      value->assign(*it->second.value);
       return true;
+    }
+    if (below_ != nullptr) {
+      // Immutable once that group was prepared; it holds its final value of every key it wrote.
+      auto b = below_->pending_.find(key);
+      if (b != below_->pending_.end() && b->second.written) {
+        if (!b->second.value) return false;
+        value->assign(*b->second.value);
+        return true;
+      }
     }
     rocksdb::Status s =
         db_->Get(rocksdb::ReadOptions(), cf_, rocksdb::Slice(key.data(), key.size()), value);
-    if (s.IsNotFound()) return false;
+    if (s.IsNotFound()) {
+      // Remember that the key is absent before this group: deleting it again needs no write.
+      pending_.emplace(std::string(key), Pending{std::nullopt, false, true});
+      return false;
+    }
     if (!s.ok()) return FromRocks(s, "view read");
     return true;
   }
   void Put(std::string_view key, std::string_view value) override {
     auto it = pending_.find(key);
     if (it == pending_.end()) {
-      pending_.emplace(std::string(key), std::string(value));
+      pending_.emplace(std::string(key), Pending{std::string(value), true, false});
     } else {
-      it->second = std::string(value);
+      it->second.value = std::string(value);
+      it->second.written = true;
     }
   }
   void Delete(std::string_view key) override {
     auto it = pending_.find(key);
     if (it == pending_.end()) {
-      pending_.emplace(std::string(key), std::nullopt);
+      pending_.emplace(std::string(key), Pending{std::nullopt, true, false});
     } else {
-      it->second = std::nullopt;
+      it->second.value = std::nullopt;
+      it->second.written = true;
     }
   }
 
-  // One write per key, the last value (distinct keys: their order in the batch is irrelevant).
+  // One write per key, the last value (distinct keys: their order in the batch is irrelevant). A
+  // key this group found absent and leaves deleted (an object added and deleted within the group)
+  // is not written at all.
   Status Flush(rocksdb::WriteBatch* batch) {
-    for (const auto& [key, value] : pending_) {
-      rocksdb::Status s = value ? batch->Put(cf_, key, *value) : batch->Delete(cf_, key);
+    for (const auto& [key, p] : pending_) {
+      if (!p.written || (!p.value && p.absent_before)) continue;
+      rocksdb::Status s = p.value ? batch->Put(cf_, key, *p.value) : batch->Delete(cf_, key);
       if (!s.ok()) return FromRocks(s, "view batch");
     }
     return Status::Ok();
   }
+  // Prepared: the next group may read it; it no longer reads the group below.
+  void Seal() { below_ = nullptr; }
 
  private:
+  struct Pending {
+    std::optional<std::string> value;  // nullopt: deleted (written) or absent (read)
+    bool written = false;              // Put or Delete by this group
+    bool absent_before = false;        // read as absent before this group's writes
+  };
   rocksdb::DB* db_;
   rocksdb::ColumnFamilyHandle* cf_;
-  std::unordered_map<std::string, std::optional<std::string>, FlatViewStore::Hash, std::equal_to<>>
-      pending_;
+  const GroupView* below_;
+  std::unordered_map<std::string, Pending, FlatViewStore::Hash, std::equal_to<>> pending_;
 };
+
+// A commit group on its way through the pipeline: prepared (batch built) by its leader, then
+// written in group order. At most two are in flight: one writing, the next prepared or preparing.
+struct RocksDbLedger::Group {
+  uint64_t id = 0;
+  std::vector<Writer*> writers;
+  Writer* leader = nullptr;
+  std::unique_ptr<rocksdb::WriteBatch> batch;
+  std::unique_ptr<GroupView> view;
+  std::shared_ptr<Group> below;  // prepared on top of this group (while preparing only)
+  Counters next;
+  std::vector<CommitResult> results;
+  uint64_t records = 0;
+  // Set when an earlier group failed while this one was in flight: it is not written.
+  Status doomed;
+};
+
+namespace {
 
 bool ValidName(std::string_view s) {
   return s.find('\0') == std::string_view::npos && s.find('/') == std::string_view::npos;
@@ -441,88 +489,205 @@ Status RocksDbLedger::LoadCounters() {
   return Status::Ok();
 }
 
+// The pipelined group commit. Callers queue their units; the front one, when no group is being
+// prepared and at most one is in flight, leads the next group through two stages:
+//  - prepare (serial between groups, under maintenance_mu_): take the queue (bounded by bytes),
+//    assign seqs, fold the watch events into the view and build the WriteBatch. It reads the view
+//    through its own writes, then those of the group in flight (if that one is not written yet),
+//    then the DB: the group in flight holds every write that is not in the DB yet, because a group
+//    starts preparing only once the group before the one in flight has been written.
+//  - write (serial, in group order): RocksDB write (and with kAlways its fsync).
+// So group k+1 prepares while group k writes. A failed group (prepare or write) fails every unit
+// queued behind it: the groups in flight after it (prepared on top of it, or at least after it)
+// are not written, the waiting units fail, and so does every later Commit until the ledger is
+// reopened (as RocksDB itself refuses writes after a failed WAL write). So no unit is ever written
+// after a unit queued before it failed, whichever thread queued it. An earlier group is never
+// failed by a later one.
 Result<CommitResult> RocksDbLedger::Commit(UnitOfWork unit) {
   CL_RETURN_IF_ERROR(CheckWritable("commit"));
   CL_RETURN_IF_ERROR(ValidateUnit(unit));
   // Compression runs here, on the caller's thread, while another group may be writing.
   if (unit.stored_raw.size() != unit.inputs.size()) PrepareUnit(&unit);
-  std::unique_lock<std::mutex> maintenance(maintenance_mu_, std::defer_lock);
+  std::function<void()> on_queued = std::move(unit.on_queued);
+  unit.on_queued = nullptr;
   Writer w;
   w.unit = &unit;
   std::unique_lock<std::mutex> l(mu_);
-  writers_.push_back(&w);
-  while (!w.done && &w != writers_.front()) w.cv.wait(l);
+  if (!poisoned_.ok()) return poisoned_;
+  queue_.push_back(&w);
+  ++pending_units_;
+  if (on_queued) {
+    l.unlock();
+    on_queued();
+    l.lock();
+  }
+  while (!w.done &&
+         !(!w.in_group && queue_.front() == &w && !preparing_ && inflight_.size() <= 1)) {
+    w.cv.wait(l);
+  }
   if (w.done) return std::move(w.result);
 
-  // Leader: take the queue as it is now (bounded by bytes), write it, wake the group.
-  std::vector<Writer*> group;
+  // Leader: take the queue as it is now (bounded by bytes).
+  auto g = std::make_shared<Group>();
+  g->id = ++last_group_id_;
+  g->leader = &w;
   size_t bytes = 0;
-  for (Writer* x : writers_) {
+  while (!queue_.empty()) {
+    Writer* x = queue_.front();
     size_t unit_bytes = 0;
     for (const auto& stored : x->unit->stored_raw) {
       unit_bytes += stored.size() + 256;  // + keys, the input record, view and index entries
     }
-    if (!group.empty() && bytes + unit_bytes > options_.max_group_bytes) break;
+    if (!g->writers.empty() && bytes + unit_bytes > options_.max_group_bytes) break;
     bytes += unit_bytes;
-    group.push_back(x);
+    x->in_group = true;
+    g->writers.push_back(x);
+    queue_.pop_front();
   }
-  Counters next = committed_;
+  // On top of the group in flight, unless that one will not be written (an earlier failure):
+  // then everything before it is written and committed_ is final.
+  if (!inflight_.empty() && inflight_.back()->doomed.ok()) {
+    g->below = inflight_.back();
+    g->next = g->below->next;
+  } else {
+    g->next = committed_;
+  }
+  preparing_ = true;
+  preparing_group_ = g;
   l.unlock();
 
-  maintenance.lock();
-  if (options_.before_group_write) options_.before_group_write();
-  const auto prepare_start = std::chrono::steady_clock::now();
-  // Reserved up front: growing a multi-MiB batch by doubling copies it several times.
-  rocksdb::WriteBatch batch(bytes + 4096);
-  BatchViewStore overlay(db_.get(), cfs_[kViewCf]);
-  const Time now = clock_->Now();
-  Status status;
-  uint64_t records = 0;
-  std::vector<CommitResult> results(group.size());
-  for (size_t i = 0; i < group.size() && status.ok(); ++i) {
-    status = AddUnit(group[i]->unit, &overlay, &batch, &next, &results[i], now);
-    records += group[i]->unit->inputs.size() + group[i]->unit->decisions.size();
+  Status status = PrepareGroup(g.get(), bytes);
+
+  l.lock();
+  preparing_ = false;
+  preparing_group_.reset();
+  g->below.reset();
+  if (status.ok()) status = g->doomed;
+  if (!status.ok()) {
+    // Nothing of it was written; everything queued behind it fails too.
+    if (g->doomed.ok()) FailLaterLocked(g->id, status);
+    FinishGroupLocked(*g, status);
+    NotifyNextLocked();
+    return std::move(w.result);
   }
-  if (status.ok()) status = overlay.Flush(&batch);
-  if (status.ok()) {
-    const std::pair<std::string_view, uint64_t> meta[] = {
-        {keys::kLastInputSeq, next.last_input_seq},
-        {keys::kLastDecisionSeq, next.last_decision_seq},
-        {keys::kLastQuarantineId, next.last_quarantine_id},
-    };
-    for (const auto& [key, value] : meta) {
-      if (status.ok()) status = FromRocks(batch.Put(cfs_[kMetaCf], key, keys::Be64(value)), "meta");
-    }
-  }
+  inflight_.push_back(g);
+  NotifyNextLocked();  // the next leader may prepare while this group writes
+  while (inflight_.front() != g) w.cv.wait(l);
+  status = g->doomed;
+  l.unlock();
+
+  if (status.ok() && options_.group_write_hook) status = options_.group_write_hook();
   const auto write_start = std::chrono::steady_clock::now();
-  if (status.ok()) status = WriteGroup(&batch, records);
-  maintenance.unlock();
+  if (status.ok()) status = WriteGroup(g->batch.get(), g->records);
   const auto write_end = std::chrono::steady_clock::now();
 
   l.lock();
-  stats_.prepare_nanos += static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(write_start - prepare_start).count());
   stats_.write_nanos += static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(write_end - write_start).count());
   if (status.ok()) {
-    committed_ = next;
-    stats_.units += group.size();
+    committed_ = g->next;
+    stats_.units += g->writers.size();
     stats_.groups += 1;
+  } else if (g->doomed.ok()) {
+    FailLaterLocked(g->id, status);
   }
-  for (size_t i = 0; i < group.size(); ++i) {
-    Writer* x = writers_.front();
-    writers_.pop_front();
-    CL_CHECK(x == group[i]);
+  inflight_.pop_front();
+  FinishGroupLocked(*g, status);
+  if (!inflight_.empty()) inflight_.front()->leader->cv.notify_one();
+  NotifyNextLocked();
+  return std::move(w.result);
+}
+
+Status RocksDbLedger::PrepareGroup(Group* g, size_t bytes) {
+  std::lock_guard<std::mutex> maintenance(maintenance_mu_);
+  {
+    // Maintenance may have run while this leader waited for maintenance_mu_: once the group below
+    // is written (or failed, which dooms this one), read the DB instead of its view.
+    std::lock_guard<std::mutex> l(mu_);
+    if (g->below && std::find(inflight_.begin(), inflight_.end(), g->below) == inflight_.end()) {
+      g->below.reset();
+    }
+  }
+  if (options_.before_group_write) options_.before_group_write();
+  const auto prepare_start = std::chrono::steady_clock::now();
+  // Reserved up front: growing a multi-MiB batch by doubling copies it several times.
+  g->batch = std::make_unique<rocksdb::WriteBatch>(bytes + 4096);
+  g->view = std::make_unique<GroupView>(db_.get(), cfs_[kViewCf],
+                                        g->below ? g->below->view.get() : nullptr);
+  const Time now = clock_->Now();
+  Status status;
+  g->results.resize(g->writers.size());
+  for (size_t i = 0; i < g->writers.size() && status.ok(); ++i) {
+    status =
+        AddUnit(g->writers[i]->unit, g->view.get(), g->batch.get(), &g->next, &g->results[i], now);
+    g->records += g->writers[i]->unit->inputs.size() + g->writers[i]->unit->decisions.size();
+  }
+  if (status.ok()) status = g->view->Flush(g->batch.get());
+  if (status.ok()) {
+    const std::pair<std::string_view, uint64_t> meta[] = {
+        {keys::kLastInputSeq, g->next.last_input_seq},
+        {keys::kLastDecisionSeq, g->next.last_decision_seq},
+        {keys::kLastQuarantineId, g->next.last_quarantine_id},
+    };
+    for (const auto& [key, value] : meta) {
+      if (status.ok()) {
+        status = FromRocks(g->batch->Put(cfs_[kMetaCf], key, keys::Be64(value)), "meta");
+      }
+    }
+  }
+  g->view->Seal();
+  const auto prepare_end = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> l(mu_);
+  stats_.prepared += 1;
+  stats_.prepare_nanos += static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(prepare_end - prepare_start).count());
+  return status;
+}
+
+void RocksDbLedger::FailLaterLocked(uint64_t failed_group, const Status& status) {
+  const Status later = status.WithContext(
+      "ledger: not written, an earlier commit group failed (reopen the ledger to write again)");
+  if (poisoned_.ok()) poisoned_ = later;
+  if (preparing_group_ && preparing_group_->id > failed_group && preparing_group_->doomed.ok()) {
+    preparing_group_->doomed = later;
+  }
+  for (auto& g : inflight_) {
+    if (g->id > failed_group && g->doomed.ok()) g->doomed = later;
+  }
+  for (Writer* x : queue_) {
+    x->result = later;
+    x->done = true;
+    --pending_units_;
+    x->cv.notify_one();
+  }
+  queue_.clear();
+}
+
+void RocksDbLedger::FinishGroupLocked(const Group& g, const Status& status) {
+  for (size_t i = 0; i < g.writers.size(); ++i) {
+    Writer* x = g.writers[i];
     if (status.ok()) {
-      x->result = results[i];
+      x->result = g.results[i];
     } else {
       x->result = status;
     }
     x->done = true;
-    if (x != &w) x->cv.notify_one();
+    --pending_units_;
+    if (x != g.leader) x->cv.notify_one();
   }
-  if (!writers_.empty()) writers_.front()->cv.notify_one();
-  return std::move(w.result);
+}
+
+void RocksDbLedger::NotifyNextLocked() {
+  if (!queue_.empty()) queue_.front()->cv.notify_one();
+  if (inflight_.empty()) commits_idle_cv_.notify_all();
+}
+
+std::unique_lock<std::mutex> RocksDbLedger::ExcludeCommits() {
+  std::unique_lock<std::mutex> maintenance(maintenance_mu_);
+  // No group prepares while this is held; wait for the prepared ones to be written.
+  std::unique_lock<std::mutex> l(mu_);
+  commits_idle_cv_.wait(l, [this] { return inflight_.empty(); });
+  return maintenance;
 }
 
 Status RocksDbLedger::AddUnit(UnitOfWork* unit, ViewStore* overlay, rocksdb::WriteBatch* batch,
@@ -659,7 +824,7 @@ void RocksDbLedger::SyncLoop() {
 CommitStats RocksDbLedger::Stats() const {
   std::lock_guard<std::mutex> l(mu_);
   CommitStats s = stats_;
-  s.queued = writers_.size();
+  s.queued = pending_units_;
   s.syncs += background_syncs_.load();
   return s;
 }

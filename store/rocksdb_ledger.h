@@ -84,6 +84,8 @@ class RocksDbLedger final : public Ledger {
 
  private:
   struct Writer;
+  struct Group;
+  class GroupView;
   struct Counters {
     uint64_t last_input_seq = 0;
     uint64_t last_decision_seq = 0;
@@ -127,6 +129,16 @@ class RocksDbLedger final : public Ledger {
   // `overlay`, which holds the group's earlier writes.
   Status AddUnit(UnitOfWork* unit, ViewStore* overlay, rocksdb::WriteBatch* batch, Counters* next,
                  CommitResult* result, Time now);
+  // Commit's stages (see Commit in rocksdb_ledger.cc): builds group `g`'s batch (holds
+  // maintenance_mu_); marks the groups in flight after `failed_group` and fails the queued units;
+  // completes a group's units; wakes the next leader. *Locked: caller holds mu_.
+  Status PrepareGroup(Group* g, size_t bytes);
+  void FailLaterLocked(uint64_t failed_group, const Status& status);
+  void FinishGroupLocked(const Group& g, const Status& status);
+  void NotifyNextLocked();
+  // Maintenance (rebuild with repair, retention): no commit group prepares or writes while the
+  // returned lock is held.
+  std::unique_lock<std::mutex> ExcludeCommits();
   Status WriteGroup(rocksdb::WriteBatch* batch, uint64_t records);
   void SyncLoop();
 
@@ -166,13 +178,21 @@ class RocksDbLedger final : public Ledger {
   std::atomic<uint64_t> from_index_{0};
   std::atomic<uint64_t> log_reads_{0};
 
-  // Group commit (leader/follower, as leveldb's DBImpl::Write): writers queue up; the front one
-  // leads, writes the whole queue it sees in one batch and wakes the rest.
+  // Pipelined group commit (leader/follower, as leveldb's DBImpl::Write, in two stages): units
+  // queue up; the front one leads the next group: prepares it while the previous group writes,
+  // then writes it in order and wakes its units. All guarded by mu_.
   mutable std::mutex mu_;
-  std::deque<Writer*> writers_;
+  std::deque<Writer*> queue_;                    // units not yet in a group
+  bool preparing_ = false;                       // a leader is preparing a group
+  std::shared_ptr<Group> preparing_group_;       // that group
+  std::deque<std::shared_ptr<Group>> inflight_;  // prepared, not yet written (at most two)
+  uint64_t last_group_id_ = 0;
+  size_t pending_units_ = 0;                 // queued, preparing or in flight
+  std::condition_variable commits_idle_cv_;  // inflight_ became empty
+  Status poisoned_;     // a commit group failed: every later Commit fails with this
   Counters committed_;  // guarded by mu_; advanced only after a successful write
   CommitStats stats_;   // guarded by mu_
-  // Rebuild(repair) and retention exclude commits.
+  // Held while a group prepares; Rebuild(repair) and retention take it through ExcludeCommits().
   std::mutex maintenance_mu_;
 
   // SyncMode::kBatch: unsynced records and the background fsync.

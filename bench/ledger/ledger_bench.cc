@@ -18,9 +18,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
+#include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "ingest/stream_ingest.h"
@@ -53,6 +58,13 @@ uint64_t WrittenBytes() {
     if (key == "wchar:") return value;
   }
   return 0;
+}
+
+// CPU time of the calling thread, seconds.
+double ThreadCpuSeconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
 }
 
 double Seconds(Clock::time_point since) {
@@ -107,10 +119,23 @@ double LedgerIngest(const std::string& path, const std::string& file, uint64_t* 
   so.batch_documents = kBatch;
   const int fd = ::open(file.c_str(), O_RDONLY);
   const double cpu_start = CpuSeconds();
+  const double decode_cpu_start = ThreadCpuSeconds();
   const uint64_t written = WrittenBytes();
+  // The commit callback runs on ingest's committer threads: each one's CPU time at its last
+  // commit, summed at the end.
+  std::mutex commit_cpu_mu;
+  std::map<std::thread::id, double> commit_cpu;
   const auto start = Clock::now();
-  auto r = ingest::IngestStream(fd, ledger.get(), so, nullptr);
+  auto r = ingest::IngestStream(fd, ledger.get(), so, [&](const ingest::IngestProgress&) {
+    const double t = ThreadCpuSeconds();
+    std::lock_guard<std::mutex> l(commit_cpu_mu);
+    commit_cpu[std::this_thread::get_id()] = t;
+  });
   const double s = Seconds(start);
+  const double decode_cpu = ThreadCpuSeconds() - decode_cpu_start;
+  const double cpu = CpuSeconds() - cpu_start;
+  double committers_cpu = 0;
+  for (const auto& [id, t] : commit_cpu) committers_cpu += t;
   *bytes_written = WrittenBytes() - written;
   ::close(fd);
   if (!r.ok()) {
@@ -119,10 +144,10 @@ double LedgerIngest(const std::string& path, const std::string& file, uint64_t* 
   }
   const store::CommitStats st = ledger->Stats();
   std::printf(
-      "  ledger ingest: %.2f s (CPU %.2f s), %llu commit groups: prepare %.2f s, write+fsync "
-      "%.2f s\n",
-      s, CpuSeconds() - cpu_start, static_cast<unsigned long long>(st.groups),
-      st.prepare_nanos / 1e9, st.write_nanos / 1e9);
+      "  ledger ingest: %.2f s (CPU %.2f s: reading+decoding thread %.2f, committer threads %.2f, "
+      "others %.2f), %llu commit groups: prepare %.2f s, write+fsync %.2f s\n",
+      s, cpu, decode_cpu, committers_cpu, cpu - decode_cpu - committers_cpu,
+      static_cast<unsigned long long>(st.groups), st.prepare_nanos / 1e9, st.write_nanos / 1e9);
   *events = r->events;
   return static_cast<double>(r->events) / s;
 }
@@ -187,6 +212,65 @@ double RawScan(const std::string& path, uint64_t* records) {
   return static_cast<double>(*records) / secs;
 }
 
+// Where an ingest's bytes went: opens the closed ledger read-only (its WAL replays into
+// memtables, nothing is flushed) and prints, per column family, the entries written (memtables
+// plus flushed tables: puts and deletes, overwrites included), their key and value bytes, and the
+// SST bytes; then the WAL files' total size. Diagnostic (`ledger_bench N bytes`).
+void PrintByteBreakdown(const std::string& path, uint64_t events) {
+  rocksdb::DBOptions o;
+  std::vector<std::string> names;
+  if (!rocksdb::DB::ListColumnFamilies(o, path, &names).ok()) std::abort();
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+  for (const auto& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  if (!rocksdb::DB::OpenForReadOnly(o, path, cfs, &handles, &db).ok()) std::abort();
+  std::printf(
+      "  bytes by column family (%llu events): entries written (mem + sst), per event; "
+      "live keys; key+value bytes of live keys; SST bytes\n",
+      static_cast<unsigned long long>(events));
+  uint64_t total_entries = 0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    uint64_t mem = 0, imm = 0, sst_entries = 0, sst_bytes = 0, live = 0, kv = 0;
+    db->GetIntProperty(handles[i], "rocksdb.num-entries-active-mem-table", &mem);
+    db->GetIntProperty(handles[i], "rocksdb.num-entries-imm-mem-tables", &imm);
+    rocksdb::ColumnFamilyMetaData meta;
+    db->GetColumnFamilyMetaData(handles[i], &meta);
+    for (const auto& level : meta.levels) {
+      for (const auto& f : level.files) {
+        sst_entries += f.num_entries;
+        sst_bytes += f.size;
+      }
+    }
+    {
+      std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), handles[i]));
+      for (it->SeekToFirst(); it->Valid(); it->Next()) {
+        ++live;
+        kv += it->key().size() + it->value().size();
+      }
+    }
+    const uint64_t entries = mem + imm + sst_entries;
+    total_entries += entries;
+    if (entries == 0 && live == 0) continue;
+    std::printf("    %-10s %8llu entries (%.2f/event)  %8llu live  %10.1f MB live  %8.1f MB sst\n",
+                names[i].c_str(), static_cast<unsigned long long>(entries),
+                static_cast<double>(entries) / static_cast<double>(events),
+                static_cast<unsigned long long>(live), kv / 1e6, sst_bytes / 1e6);
+  }
+  std::printf("    all        %8llu entries (%.2f/event)\n",
+              static_cast<unsigned long long>(total_entries),
+              static_cast<double>(total_entries) / static_cast<double>(events));
+  for (auto* h : handles) (void)db->DestroyColumnFamilyHandle(h);
+  (void)db->Close();
+  delete db;
+  uint64_t wal = 0;
+  for (const auto& e : std::filesystem::directory_iterator(path)) {
+    if (e.path().extension() == ".log") wal += e.file_size();
+  }
+  std::printf("    WAL files: %.1f MB (%.0f bytes/event)\n", wal / 1e6,
+              static_cast<double>(wal) / static_cast<double>(events));
+}
+
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -199,9 +283,11 @@ int main(int argc, char** argv) {
   using namespace cronledger;
   const uint64_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 60000;
   const bool profile = argc > 2 && std::string(argv[2]) == "profile";
+  const bool breakdown = argc > 2 && std::string(argv[2]) == "bytes";
   const std::string part = profile && argc > 3 ? argv[3] : "ingest";
-  if (part != "ingest" && part != "scan" && part != "fold") {
-    std::fprintf(stderr, "usage: ledger_bench [EVENTS [profile ingest|scan|fold]]\n");
+  if ((argc > 2 && !profile && !breakdown) ||
+      (part != "ingest" && part != "scan" && part != "fold")) {
+    std::fprintf(stderr, "usage: ledger_bench [EVENTS [profile ingest|scan|fold | bytes]]\n");
     return 2;
   }
   store::testing::TempDir dir;
@@ -220,12 +306,13 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(n), static_cast<double>(bytes) / n, kBatch);
   // The machine may be shared: alternate peer and ours for several rounds (fresh directories
   // each) and report medians with the range.
-  const int ingest_rounds = profile ? 1 : 3;
+  const int ingest_rounds = profile || breakdown ? 1 : 3;
   std::vector<double> raw_w, ours_w;
   uint64_t events = 0, raw_written = 0, ours_written = 0;
   for (int i = 0; i < ingest_rounds; ++i) {
     const std::string round = std::to_string(i);
-    if (!profile) raw_w.push_back(RawWrites(dir.Sub("raw" + round), lines, &raw_written));
+    if (!profile && !breakdown)
+      raw_w.push_back(RawWrites(dir.Sub("raw" + round), lines, &raw_written));
     ours_w.push_back(LedgerIngest(dir.Sub(i + 1 == ingest_rounds ? "ledger" : "ledger" + round),
                                   file, &events, &ours_written));
   }
@@ -240,6 +327,10 @@ int main(int argc, char** argv) {
       *std::max_element(ours_w.begin(), ours_w.end()),
       *std::min_element(raw_w.begin(), raw_w.end()), *std::max_element(raw_w.begin(), raw_w.end()),
       ours_written / 1e6, raw_written / 1e6);
+  if (breakdown) {
+    PrintByteBreakdown(dir.Sub("ledger"), events);
+    return 0;
+  }
   // The scans are short: alternate peer and ours several rounds and report the medians.
   if (profile && part == "ingest") return 0;
   const int rounds = profile ? 30 : 5;
