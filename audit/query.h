@@ -12,9 +12,10 @@
 //                         merged by (time, seq): only the namespace's records are read.
 //   no filter           -> the time index (`t` time seq) over [since, until).
 //
-// The CronJob index entries hold the decision without its Json members (store/keys.h): a CronJob
-// or namespace query with `summary` reads nothing else; a whole record reads the decision log only
-// for the decisions that have a Job object or a status.
+// The CronJob index entries hold the whole decision, its Job object as a reference to a Job
+// template of the CronJob (store/cronjob_index.h): a CronJob or namespace query with `summary`
+// reads nothing else; whole records also read the CronJob's Job
+// templates (one read per spec version) and nothing from the decision log (store/cronjob_index.h).
 //
 // Results are ordered by (time, seq), oldest first. Pages are resumed with an opaque continue
 // token naming the last (time, seq) returned, so pages are stable while new decisions arrive.

@@ -144,9 +144,10 @@ TEST_F(QueryTest, MalformedTokensAndWindowsAreInvalidArgument) {
 
 // Every filter is served from an index range: the records read are those of the index range the
 // filter names (the CronJob's, the reason's, the window's), never the decision log. The CronJob
-// index covers the records: a CronJob or namespace query reads no decision from the log for rows
-// and counts (summaries), and only those with a Job object or status for whole records; the
-// action, reason and time indexes read every decision of their range from the log.
+// index covers the records: a CronJob or namespace query reads no decision from the log, neither
+// for rows and counts (summaries) nor for whole records (their Job objects come from the CronJob's
+// Job template, one read per template); the action, reason and time indexes read every decision
+// of their range from the log.
 TEST_F(QueryTest, EveryFilterReadsOnlyItsIndexRange) {
   testing::CountingLedger counting(h_.ledger());
   struct Case {
@@ -155,6 +156,7 @@ TEST_F(QueryTest, EveryFilterReadsOnlyItsIndexRange) {
     size_t matched;
     uint64_t read;            // the size of the index range
     uint64_t full_log_reads;  // decisions read from the log for whole records
+    uint64_t template_reads;  // Job templates read for whole records
   };
   DecisionQuery with_jobs;
   with_jobs.cron_job_namespace = "a";
@@ -186,17 +188,18 @@ TEST_F(QueryTest, EveryFilterReadsOnlyItsIndexRange) {
   DecisionQuery ns_empty;
   ns_empty.namespace_ = "none";
   const std::vector<Case> cases = {
-      {"cronjob (reason in memory)", cronjob, 3, 6, 0},  // a/y's 6 records (skips)
-      {"cronjob + window", cronjob_window, 2, 3, 0},     // a/y at 2, 3, 4h
-      {"cronjob with Job objects", with_jobs, 6, 6, 6},  // a/x's 6 createJob records
-      {"action", action, 6, 6, 6},
+      {"cronjob (reason in memory)", cronjob, 3, 6, 0, 0},  // a/y's 6 records (skips)
+      {"cronjob + window", cronjob_window, 2, 3, 0, 0},     // a/y at 2, 3, 4h
+      // a/x's 6 createJob records: the first Job object inline, the next 5 from its template
+      {"cronjob with Job objects", with_jobs, 6, 6, 0, 1},
+      {"action", action, 6, 6, 6, 0},
       // the reason index with the action filtered by the store; namespace in memory
-      {"action + reason + namespace", action_reason, 3, 3, 3},
-      {"reason + since", reason_window, 2, 2, 2},  // TooLate at 4h and 6h
-      {"namespace + window", ns_window, 2, 2, 0},  // b/z's 2 records in the window, no others
-      {"namespace", ns_all, 12, 12, 6},            // a/x's and a/y's 6 each
-      {"namespace + since", ns_since, 8, 8, 4},    // a/x and a/y at 3..6h
-      {"empty namespace", ns_empty, 0, 0, 0},
+      {"action + reason + namespace", action_reason, 3, 3, 3, 0},
+      {"reason + since", reason_window, 2, 2, 2, 0},  // TooLate at 4h and 6h
+      {"namespace + window", ns_window, 2, 2, 0, 0},  // b/z's 2 records in the window, no others
+      {"namespace", ns_all, 12, 12, 0, 1},            // a/x's and a/y's 6 each
+      {"namespace + since", ns_since, 8, 8, 0, 1},    // a/x and a/y at 3..6h
+      {"empty namespace", ns_empty, 0, 0, 0, 0},
   };
   for (const Case& c : cases) {
     const bool covered = IndexFor(c.q) == "cronjob" || IndexFor(c.q) == "namespace";
@@ -207,6 +210,7 @@ TEST_F(QueryTest, EveryFilterReadsOnlyItsIndexRange) {
     EXPECT_EQ(counting.Read(), c.read) << c.what;
     EXPECT_EQ(counting.log_scanned, 0u) << c.what;
     EXPECT_EQ(counting.LogReads(), c.full_log_reads) << c.what;
+    EXPECT_EQ(counting.TemplateReads(), c.template_reads) << c.what;
     // -n alone: one skip scan for the names, then one call per CronJob (each range is < a chunk).
     const bool by_namespace = IndexFor(c.q) == "namespace";
     EXPECT_EQ(counting.name_calls, by_namespace ? 1u : 0u) << c.what;

@@ -189,6 +189,8 @@ class CountingLedger : public store::testing::ForwardingLedger {
   // it took from CronJob index entries alone (store::Ledger::DecisionReads).
   uint64_t LogReads() { return base().DecisionReads().log_reads - start_.log_reads; }
   uint64_t FromIndex() { return base().DecisionReads().from_index - start_.from_index; }
+  // Since Reset(): Job templates the store read for whole records from the CronJob index.
+  uint64_t TemplateReads() { return base().DecisionReads().template_reads - start_.template_reads; }
   void Reset() {
     by_cronjob = summaries = by_action_reason = log_scanned = index_calls = name_calls = 0;
     start_ = base().DecisionReads();

@@ -1,13 +1,17 @@
-// The covering CronJob index (store/keys.h, docs/ledger.md "Column families and keys"): its values
-// hold each decision without its Json members, so a CronJob's decisions are read from the index
-// alone; values written before that (empty) and of an unknown version are read from the log.
+// The covering CronJob index (store/cronjob_index.h, docs/ledger.md "Column families and keys"):
+// its values (v2) hold each decision with its Json members, a Job object as a reference to its
+// CronJob's Job template plus what differs, so a CronJob's decisions, whole records included, are
+// read from the index alone; values of older layouts read what they lack from the decision log:
+// v1 (no Json members) its Json members, v0 (empty) and unknown versions the whole decision.
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "store/cronjob_index.h"
 #include "store/keys.h"
 #include "store/ledger.h"
 #include "store/test_util.h"
@@ -18,6 +22,7 @@ namespace {
 
 using model::DecisionAction;
 using testing::TempDir;
+namespace cjx = cronjob_index;
 
 constexpr Time kT0 = Time::FromUnix(1767225600);  // 2026-01-01T00:00:00Z
 
@@ -31,13 +36,49 @@ std::unique_ptr<Ledger> Open(const std::string& path, bool read_only = false) {
   return testing::OpenTestLedger(o);
 }
 
+// A Job object as reconciler::BuildJob makes it from a CronJob spec with this `image`: labels and
+// annotations of the template, the scheduled-timestamp annotation at `offset`, the owner reference,
+// creationTimestamp, the template's spec (with numbers of every CBOR kind).
+model::Json JobObject(const std::string& name, Time scheduled, const std::string& image,
+                      int offset = 0) {
+  return model::Json{
+      {"apiVersion", "batch/v1"},
+      {"kind", "Job"},
+      {"metadata",
+       {{"name", name + "-" + std::to_string(scheduled.unix_seconds() / 60)},
+        {"namespace", "ns"},
+        {"labels", {{"app", name}}},
+        {"annotations",
+         {{"team", "audit"},
+          {std::string(cjx::kScheduledTimestampAnnotation), FormatRfc3339(scheduled, offset)}}},
+        {"ownerReferences",
+         {{{"apiVersion", "batch/v1"},
+           {"kind", "CronJob"},
+           {"name", name},
+           {"uid", "uid-" + name},
+           {"controller", true},
+           {"blockOwnerDeletion", true}}}},
+        {"creationTimestamp", FormatRfc3339(scheduled)}}},
+      {"spec",
+       {{"backoffLimit", 6},
+        {"ratio", 0.5},
+        {"weight", 1.0},
+        {"negative", -3},
+        {"template",
+         {{"spec",
+           {{"restartPolicy", "Never"},
+            {"containers", {{{"name", "main"}, {"image", image}, {"args", {"--all"}}}}}}}}}}}};
+}
+
 // Every member set that the action allows: createJob with a Job object, updateStatus with a
-// status, a TooManyMissed range, an event with type and message, a requeue.
-std::vector<model::Decision> Decisions(const std::string& name) {
+// status, a TooManyMissed range, an event with type and message, a requeue. `image` is the Job
+// template's, `minute` shifts the times (one "pass" of five decisions).
+std::vector<model::Decision> Decisions(const std::string& name, int minute = 0,
+                                       const std::string& image = "busybox:1") {
   std::vector<model::Decision> out;
   for (int i = 0; i < 5; ++i) {
     model::Decision d;
-    d.time = At(i * 10).Add(std::chrono::milliseconds(7));
+    d.time = At(minute + i * 10).Add(std::chrono::milliseconds(7));
     d.cron_job = {"ns", name, "uid-" + name};
     d.cause = {0, 0, "timer"};
     d.policy.schedule = "*/10 * * * *";
@@ -48,19 +89,20 @@ std::vector<model::Decision> Decisions(const std::string& name) {
     switch (i) {
       case 0:
         d.action = DecisionAction::kCreateJob;
-        d.scheduled_time = At(0);
-        d.job_name = name + "-0";
-        d.job_object = model::Json{{"kind", "Job"}, {"metadata", {{"name", *d.job_name}}}};
+        d.scheduled_time = At(minute);
+        d.job_object = JobObject(name, *d.scheduled_time, image, 3600);
+        d.job_name = d.job_object["metadata"]["name"].get<std::string>();
         d.message = "created";
         break;
       case 1:
         d.action = DecisionAction::kUpdateStatus;
-        d.status = model::Json{{"lastScheduleTime", "2026-01-01T00:00:00Z"}};
+        d.status = model::Json{{"lastScheduleTime", FormatRfc3339(At(minute))},
+                               {"active", {{{"kind", "Job"}, {"name", name}}}}};
         break;
       case 2:
         d.action = DecisionAction::kSkipped;
-        d.scheduled_time = At(10);
-        d.range_end = At(20);
+        d.scheduled_time = At(minute + 10);
+        d.range_end = At(minute + 20);
         d.reason = "TooManyMissed";
         break;
       case 3:
@@ -94,43 +136,81 @@ std::vector<model::Decision> Logged(Ledger& l) {
   return out;
 }
 
-// Commits two CronJobs' decisions, interleaved in time (one unit each pass).
-void Fill(Ledger& l) {
-  std::vector<model::Decision> a = Decisions("a"), b = Decisions("b");
-  for (size_t i = 0; i < a.size(); ++i) {
-    UnitOfWork u;
-    u.decisions = {a[i], b[i]};
-    ASSERT_TRUE(l.Commit(std::move(u)).ok());
+// Commits two CronJobs' decisions, interleaved in time (one unit each pass), for `passes` passes
+// an hour apart, from pass `first`; from pass `change` on, b's Job template has another image (a
+// spec change).
+void Fill(Ledger& l, int passes = 1, int change = 1000, int first = 0) {
+  for (int p = first; p < first + passes; ++p) {
+    std::vector<model::Decision> a = Decisions("a", p * 60),
+                                 b = Decisions("b", p * 60,
+                                               p >= change ? "busybox:2" : "busybox:1");
+    for (size_t i = 0; i < a.size(); ++i) {
+      UnitOfWork u;
+      u.decisions = {a[i], b[i]};
+      ASSERT_TRUE(l.Commit(std::move(u)).ok());
+    }
   }
 }
 
-// Rewrites every CronJob index value of the store at `path` (closed) to `value`, as a build from
-// before index values (empty) or a future build (another version) would have written it.
-void RewriteCronJobIndexValues(const std::string& path, const std::string& value) {
-  std::vector<std::string> names;
-  ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
-  std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
-  for (const auto& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::DB* raw = nullptr;
-  ASSERT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), path, cfs, &handles, &raw).ok());
-  std::unique_ptr<rocksdb::DB> db(raw);
-  rocksdb::ColumnFamilyHandle* audit = nullptr;
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (names[i] == "audit") audit = handles[i];
+// The audit column family of the store at `path` (closed), opened with raw RocksDB.
+class RawAudit {
+ public:
+  explicit RawAudit(const std::string& path) {
+    std::vector<std::string> names;
+    EXPECT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
+    std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+    for (const auto& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+    rocksdb::DB* raw = nullptr;
+    EXPECT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), path, cfs, &handles_, &raw).ok());
+    db_.reset(raw);
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == "audit") audit_ = handles_[i];
+    }
+    EXPECT_NE(audit_, nullptr);
   }
-  ASSERT_NE(audit, nullptr);
-  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), audit));
-  int rewritten = 0;
-  for (it->Seek("c"); it->Valid() && it->key().starts_with("c"); it->Next()) {
-    EXPECT_EQ(static_cast<uint8_t>(it->value()[0]), keys::kCronJobIndexV1);
-    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), audit, it->key(), value).ok());
+  ~RawAudit() {
+    for (auto* h : handles_) EXPECT_TRUE(db_->DestroyColumnFamilyHandle(h).ok());
+    EXPECT_TRUE(db_->Close().ok());
+  }
+  // (key, value) of every entry whose key starts with `prefix`.
+  std::vector<std::pair<std::string, std::string>> Entries(const std::string& prefix) {
+    std::vector<std::pair<std::string, std::string>> out;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), audit_));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      out.emplace_back(it->key().ToString(), it->value().ToString());
+    }
+    return out;
+  }
+  void Put(const std::string& key, const std::string& value) {
+    ASSERT_TRUE(db_->Put(rocksdb::WriteOptions(), audit_, key, value).ok());
+  }
+  void Delete(const std::string& key) {
+    ASSERT_TRUE(db_->Delete(rocksdb::WriteOptions(), audit_, key).ok());
+  }
+
+ private:
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  rocksdb::ColumnFamilyHandle* audit_ = nullptr;
+};
+
+// Rewrites every CronJob index value of the store at `path` (closed) to what `rewrite` makes of
+// the decision it indexes, as an older build (v0: empty, v1: without the Json members) or a future
+// build (another version) would have written it.
+void RewriteCronJobIndexValues(const std::string& path, const std::vector<model::Decision>& logged,
+                               const std::function<std::string(model::Decision)>& rewrite) {
+  std::map<uint64_t, model::Decision> by_seq;
+  for (const auto& d : logged) by_seq[d.seq] = d;
+  RawAudit raw(path);
+  size_t rewritten = 0;
+  for (const auto& [key, value] : raw.Entries("c")) {
+    EXPECT_EQ(static_cast<uint8_t>(value[0]), cjx::kV2);
+    uint64_t seq = 0;
+    ASSERT_TRUE(keys::SeqOfIndexKey(key, &seq));
+    raw.Put(key, rewrite(by_seq.at(seq)));
     ++rewritten;
   }
-  EXPECT_EQ(rewritten, 10);
-  it.reset();
-  for (auto* h : handles) ASSERT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
-  ASSERT_TRUE(db->Close().ok());
+  EXPECT_EQ(rewritten, logged.size());
 }
 
 std::vector<model::Decision> Of(const std::vector<model::Decision>& all, const std::string& name,
@@ -142,37 +222,196 @@ std::vector<model::Decision> Of(const std::vector<model::Decision>& all, const s
   return out;
 }
 
-TEST(AuditIndexTest, CronJobIndexValueHoldsTheDecisionWithoutItsJsonMembers) {
+// Templates in memory; `durable = false` forgets every Put (a batch whose write failed).
+struct MemoryTemplates : cjx::TemplateStore {
+  std::map<std::string, std::string> stored;
+  bool durable = true;
+  int gets = 0, puts = 0;
+  Result<std::optional<std::string>> Get(std::string_view key) override {
+    ++gets;
+    auto it = stored.find(std::string(key));
+    if (it == stored.end()) return std::optional<std::string>();
+    return std::optional<std::string>(it->second);
+  }
+  Status Put(std::string_view key, std::string_view value) override {
+    ++puts;
+    if (durable) stored[std::string(key)] = std::string(value);
+    return Status::Ok();
+  }
+};
+
+// Decodes a v2 value into a whole decision, as the ledger does, with the templates of `t`.
+model::Decision DecodeWhole(const std::string& value, const MemoryTemplates& t) {
+  model::Decision d;
+  auto v = cjx::DecodeIndexValue(value, &d, true);
+  EXPECT_TRUE(v.ok()) << v.status().ToString();
+  if (!v.ok()) return d;
+  EXPECT_EQ(v->version, cjx::kV2);
+  if (v->has_job_object && v->job_object.form == cjx::kJobInline) {
+    d.job_object = *cjx::DecodeCbor(v->job_object.cbor, "job");
+  } else if (v->has_job_object) {
+    const std::string key =
+        keys::JobTemplateKey(d.cron_job.namespace_, d.cron_job.name, v->job_object.template_id);
+    auto tmpl = cjx::DecodeTemplateValue(t.stored.at(key));
+    EXPECT_TRUE(tmpl.ok());
+    EXPECT_TRUE(cjx::RestoreJobObject(v->job_object, *tmpl, d, &d.job_object).ok());
+  }
+  if (v->has_status) d.status = *cjx::DecodeCbor(v->status_cbor, "status");
+  return d;
+}
+
+// The decision as the decision log gives it back (Json members through CBOR).
+model::Decision ThroughLog(const model::Decision& d) {
+  return *model::DecodeDecisionRecord(model::EncodeDecisionRecord(d));
+}
+
+TEST(AuditIndexTest, V2ValuesHoldWholeDecisionsWithJobObjectsAsTemplateReferences) {
+  cjx::JobTemplateWriter writer;
+  MemoryTemplates templates;
+  uint64_t unit = 0;
+  for (int pass = 0; pass < 3; ++pass) {
+    ++unit;
+    for (model::Decision d : Decisions("a", pass * 60)) {
+      d.seq = 17 + static_cast<uint64_t>(pass);
+      const model::Decision before = d;
+      std::string value;
+      ASSERT_TRUE(writer.Encode(d, unit, templates, &value).ok());
+      EXPECT_EQ(d, before);  // the Json members and slot strings are moved back
+      const model::Decision whole = DecodeWhole(value, templates);
+      EXPECT_EQ(whole, ThroughLog(before));
+      EXPECT_EQ(model::CanonicalDecisionBytes(whole), model::CanonicalDecisionBytes(before));
+      // Summaries decode the record alone.
+      model::Decision summary;
+      auto v = cjx::DecodeIndexValue(value, &summary, false);
+      ASSERT_TRUE(v.ok());
+      EXPECT_EQ(summary, WithoutJson(before));
+    }
+  }
+  // The first Job object of the template inline, the next ones as references; one template Put.
+  EXPECT_EQ(writer.stats().inline_, 1u);
+  EXPECT_EQ(writer.stats().templated, 2u);
+  EXPECT_EQ(templates.stored.size(), 1u);
+  // A reference is small: the template id, then every slot derived from the record.
+  model::Decision d = Decisions("a", 240)[0];
+  std::string value;
+  ASSERT_TRUE(writer.Encode(d, ++unit, templates, &value).ok());
+  std::string record;
+  model::EncodeDecisionRecord(WithoutJson(d), &record);
+  EXPECT_LE(value.size(), record.size() + 2 + 1 + 1 + 8 + 3 + 2);
+  EXPECT_LT(value.size() - record.size(), model::Json::to_cbor(d.job_object).size() / 10);
+
+  // A slot that cannot be derived is written as it is; one that is absent stays absent.
+  model::Decision odd = Decisions("a", 300)[0];
+  odd.job_object["metadata"]["name"] = "renamed";
+  odd.job_object["metadata"]["annotations"][std::string(cjx::kScheduledTimestampAnnotation)] =
+      "not a time";
+  ASSERT_TRUE(writer.Encode(odd, ++unit, templates, &value).ok());  // same template
+  EXPECT_EQ(DecodeWhole(value, templates), ThroughLog(odd));
+  EXPECT_EQ(writer.stats().templated, 4u);
+  model::Decision bare = Decisions("a", 360)[0];
+  bare.job_object["metadata"].erase("creationTimestamp");
+  for (int i = 0; i < 2; ++i) {  // a new template: inline, then a reference to it
+    ASSERT_TRUE(writer.Encode(bare, ++unit, templates, &value).ok());
+    EXPECT_EQ(DecodeWhole(value, templates), ThroughLog(bare));
+  }
+  EXPECT_EQ(writer.stats().inline_, 2u);
+  EXPECT_EQ(templates.stored.size(), 2u);
+}
+
+TEST(AuditIndexTest, IndexValueVersionsAndMalformedValues) {
   for (model::Decision d : Decisions("a")) {
     d.seq = 17;
     const model::Decision before = d;
     std::string value;
-    keys::EncodeCronJobIndexValue(d, &value);
-    EXPECT_EQ(d, before);  // the Json members are moved back
+    cjx::EncodeV1(d, &value);
+    EXPECT_EQ(d, before);
     model::Decision got;
-    uint8_t omitted = 0xff;
-    auto covered = keys::DecodeCronJobIndexValue(value, &got, &omitted);
-    ASSERT_TRUE(covered.ok()) << covered.status().ToString();
-    EXPECT_TRUE(*covered);
+    auto v = cjx::DecodeIndexValue(value, &got, true);
+    ASSERT_TRUE(v.ok()) << v.status().ToString();
+    EXPECT_EQ(v->version, cjx::kV1);
     EXPECT_EQ(got, WithoutJson(before));
-    EXPECT_EQ(omitted, (before.job_object.is_null() ? 0 : keys::kOmittedJobObject) |
-                           (before.status.is_null() ? 0 : keys::kOmittedStatus));
+    EXPECT_EQ(v->omitted, (before.job_object.is_null() ? 0 : cjx::kOmittedJobObject) |
+                              (before.status.is_null() ? 0 : cjx::kOmittedStatus));
   }
   model::Decision d;
-  uint8_t omitted = 0;
-  EXPECT_FALSE(*keys::DecodeCronJobIndexValue("", &d, &omitted));        // v0
-  EXPECT_FALSE(*keys::DecodeCronJobIndexValue("\x07zz", &d, &omitted));  // a later version
-  EXPECT_TRUE(keys::DecodeCronJobIndexValue("\x01", &d, &omitted).status().IsCorruption());
-  EXPECT_TRUE(keys::DecodeCronJobIndexValue("\x01\x00junk", &d, &omitted).status().IsCorruption());
+  EXPECT_EQ(cjx::DecodeIndexValue("", &d, true)->version, 0);        // v0
+  EXPECT_EQ(cjx::DecodeIndexValue("\x07zz", &d, true)->version, 0);  // a later version
+  EXPECT_TRUE(cjx::DecodeIndexValue("\x01", &d, true).status().IsCorruption());
+  EXPECT_TRUE(
+      cjx::DecodeIndexValue(std::string("\x01\x00junk", 6), &d, true).status().IsCorruption());
+
+  // Every strict prefix of a v2 value is corrupt, and so are trailing bytes.
+  cjx::JobTemplateWriter writer;
+  MemoryTemplates templates;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (model::Decision x : Decisions("a", pass * 60)) {
+      std::string value;
+      ASSERT_TRUE(writer.Encode(x, 1, templates, &value).ok());
+      for (size_t n = 1; n < value.size(); ++n) {
+        EXPECT_TRUE(cjx::DecodeIndexValue(value.substr(0, n), &d, true).status().IsCorruption())
+            << n;
+      }
+      EXPECT_TRUE(cjx::DecodeIndexValue(value + "x", &d, true).status().IsCorruption());
+    }
+  }
+  EXPECT_TRUE(cjx::DecodeTemplateValue("").status().IsCorruption());
+  EXPECT_TRUE(cjx::DecodeTemplateValue("\x02").status().IsCorruption());
+  EXPECT_TRUE(cjx::DecodeTemplateValue("\x01\xff").status().IsCorruption());
 }
 
-TEST(AuditIndexTest, SummariesAreReadFromTheIndexAloneAndFullRecordsOnlyReadTheirJson) {
+TEST(AuditIndexTest, TemplateWriterTrustsOnlyWhatTheStoreShows) {
+  cjx::JobTemplateWriter writer;
+  MemoryTemplates templates;
+  auto encode = [&](int pass, uint64_t unit, const std::string& image = "busybox:1") {
+    model::Decision d = Decisions("a", pass * 60, image)[0];
+    std::string value;
+    EXPECT_TRUE(writer.Encode(d, unit, templates, &value).ok());
+    model::Decision got;
+    auto v = cjx::DecodeIndexValue(value, &got, true);
+    EXPECT_TRUE(v.ok());
+    return v->job_object.form;
+  };
+  EXPECT_EQ(encode(0, 1), cjx::kJobInline);  // seen once
+  // Unit 2's batch is lost (its write failed): the Put is not trusted by the next unit.
+  templates.durable = false;
+  EXPECT_EQ(encode(1, 2), cjx::kJobTemplate);
+  EXPECT_EQ(encode(2, 2), cjx::kJobTemplate);  // same unit: the Put is in this batch
+  EXPECT_EQ(templates.gets, 1);
+  EXPECT_EQ(templates.puts, 1);
+  templates.durable = true;
+  EXPECT_EQ(encode(3, 3), cjx::kJobTemplate);  // looked up again, Put again
+  EXPECT_EQ(templates.gets, 2);
+  EXPECT_EQ(templates.puts, 2);
+  EXPECT_EQ(encode(4, 4), cjx::kJobTemplate);  // now seen stored: no more reads
+  EXPECT_EQ(encode(5, 5), cjx::kJobTemplate);
+  EXPECT_EQ(templates.gets, 3);
+  EXPECT_EQ(templates.puts, 2);
+
+  // Another id's bytes under our id (a hash collision): never replaced, objects stay inline.
+  cjx::JobTemplateWriter other;
+  MemoryTemplates clashing;
+  model::Decision d = Decisions("a", 0, "busybox:7")[0];
+  std::string tmpl;
+  cjx::AppendJobTemplate(d.job_object, &tmpl);
+  const std::string key = keys::JobTemplateKey("ns", "a", cjx::TemplateId(tmpl));
+  clashing.stored[key] = cjx::TemplateValue("something else");
+  for (int pass = 0; pass < 3; ++pass) {
+    model::Decision x = Decisions("a", pass * 60, "busybox:7")[0];
+    std::string value;
+    ASSERT_TRUE(other.Encode(x, 10 + static_cast<uint64_t>(pass), clashing, &value).ok());
+    EXPECT_EQ(DecodeWhole(value, clashing), ThroughLog(x));
+  }
+  EXPECT_EQ(other.stats().templated, 0u);
+  EXPECT_EQ(clashing.stored.at(key), cjx::TemplateValue("something else"));
+}
+
+TEST(AuditIndexTest, WholeRecordsAreReadFromTheIndexAndItsTemplatesAlone) {
   TempDir dir;
   auto l = Open(dir.path());
-  Fill(*l);
+  Fill(*l, 4, /*change=*/2);  // b's Job template changes at the third pass
   const std::vector<model::Decision> logged = Logged(*l);
-  ASSERT_EQ(logged.size(), 10u);
-  const Time end = At(1000);
+  ASSERT_EQ(logged.size(), 40u);
+  const Time end = At(10000);
 
   DecisionReadStats before = l->DecisionReads();
   auto summaries = l->DecisionSummariesByCronJob("ns", "a", kT0, end, 0);
@@ -180,19 +419,37 @@ TEST(AuditIndexTest, SummariesAreReadFromTheIndexAloneAndFullRecordsOnlyReadThei
   EXPECT_EQ(*summaries, Of(logged, "a", true));
   DecisionReadStats after = l->DecisionReads();
   EXPECT_EQ(after.log_reads - before.log_reads, 0u);
-  EXPECT_EQ(after.from_index - before.from_index, 5u);
-  EXPECT_EQ(after.index_entries - before.index_entries, 5u);
+  EXPECT_EQ(after.template_reads - before.template_reads, 0u);
+  EXPECT_EQ(after.from_index - before.from_index, 20u);
+  EXPECT_EQ(after.index_entries - before.index_entries, 20u);
 
-  // Whole records: only the createJob (Job object) and updateStatus (status) read the log.
-  before = after;
-  auto full = l->DecisionsByCronJob("ns", "b", kT0, end, 0);
-  ASSERT_TRUE(full.ok()) << full.status().ToString();
-  EXPECT_EQ(*full, Of(logged, "b", false));
-  after = l->DecisionReads();
-  EXPECT_EQ(after.log_reads - before.log_reads, 2u);
-  EXPECT_EQ(after.from_index - before.from_index, 3u);
+  // Whole records: no read of the decision log; b has one template per spec version.
+  for (const std::string name : {"a", "b"}) {
+    before = l->DecisionReads();
+    auto full = l->DecisionsByCronJob("ns", name, kT0, end, 0);
+    ASSERT_TRUE(full.ok()) << full.status().ToString();
+    EXPECT_EQ(*full, Of(logged, name, false));
+    after = l->DecisionReads();
+    EXPECT_EQ(after.log_reads - before.log_reads, 0u);
+    EXPECT_EQ(after.from_index - before.from_index, 20u);
+    EXPECT_EQ(after.template_reads - before.template_reads, name == "a" ? 1u : 2u);
+  }
+  // Read-only, the same.
+  l.reset();
+  {
+    auto ro = Open(dir.path(), true);
+    auto full = ro->DecisionsByCronJob("ns", "b", kT0, end, 0);
+    ASSERT_TRUE(full.ok());
+    EXPECT_EQ(*full, Of(logged, "b", false));
+    EXPECT_EQ(ro->DecisionReads().log_reads, 0u);
+  }
+  {
+    RawAudit raw(dir.path());
+    EXPECT_EQ(raw.Entries("j").size(), 3u);  // a: 1, b: 2 (before and after the change)
+  }
 
   // Window and limit as before: [10m, 40m) of a, at most 2.
+  l = Open(dir.path());
   auto window = l->DecisionSummariesByCronJob("ns", "a", At(10), At(40), 2);
   ASSERT_TRUE(window.ok());
   const auto a = Of(logged, "a", true);
@@ -213,55 +470,134 @@ TEST(AuditIndexTest, SummariesAreReadFromTheIndexAloneAndFullRecordsOnlyReadThei
   } wrapper(*l);
   auto fallback = wrapper.DecisionSummariesByCronJob("ns", "a", kT0, end, 0);
   ASSERT_TRUE(fallback.ok());
-  EXPECT_EQ(*fallback, *summaries);
+  EXPECT_EQ(*fallback, Of(logged, "a", true));
 }
 
-// A store written before index values existed (every `c` value empty) answers the same, from the
-// decision log; so does one whose values have a version this build does not know.
+// A template that is not there (no build writes that) leaves its decisions to the decision log.
+TEST(AuditIndexTest, AMissingTemplateIsReadFromTheDecisionLog) {
+  TempDir dir;
+  std::vector<model::Decision> logged;
+  {
+    auto l = Open(dir.path());
+    Fill(*l, 3);
+    logged = Logged(*l);
+  }
+  {
+    RawAudit raw(dir.path());
+    for (const auto& [key, value] : raw.Entries("j" + std::string("ns\0b\0", 5))) raw.Delete(key);
+  }
+  auto l = Open(dir.path());
+  const DecisionReadStats before = l->DecisionReads();
+  auto full = l->DecisionsByCronJob("ns", "b", kT0, At(10000), 0);
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  EXPECT_EQ(*full, Of(logged, "b", false));
+  EXPECT_EQ(l->DecisionReads().log_reads - before.log_reads, 2u);  // the two referring createJobs
+}
+
+// Retention never deletes decisions, index entries or templates: whole records stay covered.
+TEST(AuditIndexTest, RetentionKeepsWhatTheIndexPointsAt) {
+  TempDir dir;
+  testing::ManualClock clock(kT0);
+  LedgerOptions o;
+  o.path = dir.path();
+  o.sync = SyncMode::kNone;
+  o.clock = &clock;
+  auto l = testing::OpenTestLedger(o);
+  {
+    UnitOfWork u;
+    u.inputs.push_back(
+        testing::CronJobEvent(model::WatchEventType::kAdded, "ns", "a", "uid-a", "1"));
+    u.inputs.push_back(model::Tick{kT0, "ns", "a", "timer"});  // not pinned: retention deletes it
+    ASSERT_TRUE(l->Commit(std::move(u)).ok());
+  }
+  Fill(*l, 3);
+  const std::vector<model::Decision> logged = Logged(*l);
+  clock.Advance(std::chrono::hours(24 * 365));
+  RetentionOptions ro;
+  ro.raw_max_age = std::chrono::hours(1);
+  ro.log_max_age = std::chrono::hours(1);
+  auto report = l->ApplyRetention(ro, clock.Now());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->inputs_deleted, 1u);
+  const DecisionReadStats before = l->DecisionReads();
+  for (const std::string name : {"a", "b"}) {
+    auto full = l->DecisionsByCronJob("ns", name, kT0, At(10000), 0);
+    ASSERT_TRUE(full.ok()) << full.status().ToString();
+    EXPECT_EQ(*full, Of(logged, name, false));
+  }
+  const DecisionReadStats after = l->DecisionReads();
+  EXPECT_EQ(after.log_reads - before.log_reads, 0u);
+  EXPECT_EQ(after.template_reads - before.template_reads, 2u);
+}
+
+// Stores written by older builds answer the same: v0 (every `c` value empty) and values of an
+// unknown version from the decision log, v1 (without Json members) its rows from the index and its
+// Json members from the log; and a writer of this build adds v2 entries beside them.
 TEST(AuditIndexTest, OldAndUnknownIndexValuesAreReadFromTheDecisionLog) {
-  for (const std::string& value : {std::string(), std::string("\x09\x00later", 7)}) {
-    SCOPED_TRACE(value.empty() ? "v0 (empty)" : "unknown version");
+  struct Layout {
+    const char* what;
+    std::function<std::string(model::Decision)> rewrite;
+    uint64_t summary_log_reads, full_log_reads;  // of a's 10 decisions
+  };
+  const Layout layouts[] = {
+      {"v0 (empty)", [](model::Decision) { return std::string(); }, 10, 10},
+      {"v1 (no Json members)",
+       [](model::Decision d) {
+         std::string v;
+         cjx::EncodeV1(d, &v);
+         return v;
+       },
+       0, 4},
+      {"unknown version", [](model::Decision) { return std::string("\x09\x00later", 7); }, 10, 10},
+  };
+  for (const Layout& layout : layouts) {
+    SCOPED_TRACE(layout.what);
     TempDir dir;
     std::vector<model::Decision> logged;
     {
       auto l = Open(dir.path());
-      Fill(*l);
+      Fill(*l, 2);
       logged = Logged(*l);
     }
-    RewriteCronJobIndexValues(dir.path(), value);
+    RewriteCronJobIndexValues(dir.path(), logged, layout.rewrite);
     for (bool read_only : {false, true}) {
       auto l = Open(dir.path(), read_only);
       ASSERT_NE(l, nullptr);
-      const DecisionReadStats before = l->DecisionReads();
+      DecisionReadStats before = l->DecisionReads();
       auto summaries = l->DecisionSummariesByCronJob("ns", "a", kT0, At(1000), 0);
       ASSERT_TRUE(summaries.ok()) << summaries.status().ToString();
       EXPECT_EQ(*summaries, Of(logged, "a", true));
-      auto full = l->DecisionsByCronJob("ns", "b", kT0, At(1000), 0);
+      DecisionReadStats after = l->DecisionReads();
+      EXPECT_EQ(after.log_reads - before.log_reads, layout.summary_log_reads);
+      before = after;
+      auto full = l->DecisionsByCronJob("ns", "a", kT0, At(1000), 0);
       ASSERT_TRUE(full.ok()) << full.status().ToString();
-      EXPECT_EQ(*full, Of(logged, "b", false));
-      const DecisionReadStats after = l->DecisionReads();
-      EXPECT_EQ(after.log_reads - before.log_reads, 10u);
-      EXPECT_EQ(after.from_index - before.from_index, 0u);
+      EXPECT_EQ(*full, Of(logged, "a", false));
+      after = l->DecisionReads();
+      EXPECT_EQ(after.log_reads - before.log_reads, layout.full_log_reads);
+      EXPECT_EQ(after.from_index - before.from_index, 10 - layout.full_log_reads);
       auto names = l->DecisionCronJobNames("ns");
       ASSERT_TRUE(names.ok());
       EXPECT_EQ(*names, (std::vector<std::string>{"a", "b"}));
     }
-    // A writer of this build adds covering entries beside the old ones; both read back.
+    // A writer of this build adds covering v2 entries beside the old ones; both read back.
     {
       auto l = Open(dir.path());
-      UnitOfWork u;
-      model::Decision d = Decisions("a")[0];
-      d.time = At(100);
-      u.decisions = {d};
-      ASSERT_TRUE(l->Commit(std::move(u)).ok());
+      Fill(*l, 2, 1000, /*first=*/2);
       logged = Logged(*l);
-      const DecisionReadStats before = l->DecisionReads();
+      DecisionReadStats before = l->DecisionReads();
       auto summaries = l->DecisionSummariesByCronJob("ns", "a", kT0, At(1000), 0);
       ASSERT_TRUE(summaries.ok());
       EXPECT_EQ(*summaries, Of(logged, "a", true));
-      const DecisionReadStats after = l->DecisionReads();
-      EXPECT_EQ(after.log_reads - before.log_reads, 5u);
-      EXPECT_EQ(after.from_index - before.from_index, 1u);
+      DecisionReadStats after = l->DecisionReads();
+      EXPECT_EQ(after.log_reads - before.log_reads, layout.summary_log_reads);
+      EXPECT_EQ(after.from_index - before.from_index, 20 - layout.summary_log_reads);
+      before = after;
+      auto full = l->DecisionsByCronJob("ns", "a", kT0, At(1000), 0);
+      ASSERT_TRUE(full.ok());
+      EXPECT_EQ(*full, Of(logged, "a", false));
+      after = l->DecisionReads();
+      EXPECT_EQ(after.log_reads - before.log_reads, layout.full_log_reads);
     }
   }
 }

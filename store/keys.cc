@@ -54,31 +54,12 @@ bool SeqOfIndexKey(std::string_view key, uint64_t* seq) {
   return GetBe64(key.substr(key.size() - 8), seq);
 }
 
-void EncodeCronJobIndexValue(model::Decision& d, std::string* out) {
-  out->clear();
-  out->push_back(static_cast<char>(kCronJobIndexV1));
-  uint8_t omitted = 0;
-  if (!d.job_object.is_null()) omitted |= kOmittedJobObject;
-  if (!d.status.is_null()) omitted |= kOmittedStatus;
-  out->push_back(static_cast<char>(omitted));
-  model::Json job_object = std::move(d.job_object);
-  model::Json status = std::move(d.status);
-  d.job_object = nullptr;
-  d.status = nullptr;
-  model::EncodeDecisionRecord(d, out);
-  d.job_object = std::move(job_object);
-  d.status = std::move(status);
-}
-
-Result<bool> DecodeCronJobIndexValue(std::string_view bytes, model::Decision* d, uint8_t* omitted) {
-  if (bytes.empty() || static_cast<uint8_t>(bytes[0]) != kCronJobIndexV1) return false;
-  if (bytes.size() < 2) return Status::Corruption("audit CronJob index value: truncated");
-  *omitted = static_cast<uint8_t>(bytes[1]);
-  CL_ASSIGN_OR_RETURN(*d, model::DecodeDecisionRecord(bytes.substr(2)));
-  if (!d->job_object.is_null() || !d->status.is_null()) {
-    return Status::Corruption("audit CronJob index value: holds a Json member");
-  }
-  return true;
+std::string JobTemplateKey(std::string_view ns, std::string_view name, uint64_t id) {
+  std::string k = "j";
+  k.append(ns).push_back('\0');
+  k.append(name).push_back('\0');
+  PutBe64(&k, id);
+  return k;
 }
 
 void EncodeLogValueTo(Time recorded_at, uint8_t flags, const model::Input& in, std::string* out) {

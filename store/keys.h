@@ -35,25 +35,9 @@ std::string ByTimePrefix();
 // The decision seq at the end of an index key.
 bool SeqOfIndexKey(std::string_view key, uint64_t* seq);
 
-// The value of a CronJob index entry (`c` ns name time seq), a covering copy of the decision so a
-// CronJob's decisions over a time range are one sequential read (docs/ledger.md "Column families
-// and keys"):
-//   empty                   v0, written before index values existed: read the decision log.
-//   1, omitted, record      v1: `record` is model::EncodeDecisionRecord of the decision without
-//                           its Json members; `omitted` says which it had (kOmittedJobObject,
-//                           kOmittedStatus), which only the decision log holds.
-// A value of another version is read as v0 (the decision log), so a newer layout never breaks an
-// older reader.
-inline constexpr uint8_t kCronJobIndexV1 = 1;
-inline constexpr uint8_t kOmittedJobObject = 1;
-inline constexpr uint8_t kOmittedStatus = 2;
-// Writes the v1 value of `d` to `out`. d's Json members are moved out while the record is encoded
-// and moved back (no copy of the Job object).
-void EncodeCronJobIndexValue(model::Decision& d, std::string* out);
-// A v1 value decoded into `*d` (Json members null); `*omitted` gets its omitted bits. Returns
-// false (and leaves *d unspecified) for a value that is not v1: empty or another version.
-// Corruption for a malformed v1 value.
-Result<bool> DecodeCronJobIndexValue(std::string_view bytes, model::Decision* d, uint8_t* omitted);
+// A Job template of a CronJob (`j` ns name id(8)): what CronJob index values (v2) refer to
+// (store/cronjob_index.h).
+std::string JobTemplateKey(std::string_view ns, std::string_view name, uint64_t id);
 
 // Input log value: version, recorded_at, flags, then the model encoding (raw bytes stripped).
 inline constexpr uint8_t kLogEnvelopeV1 = 1;

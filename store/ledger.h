@@ -191,6 +191,8 @@ struct DecisionReadStats {
   uint64_t index_entries = 0;  // audit index entries visited by DecisionsBy* and Decision*ByCronJob
   uint64_t from_index = 0;     // decisions decoded from a CronJob index value (no point read)
   uint64_t log_reads = 0;      // decisions read from the decision log by seq (point reads)
+  uint64_t template_reads = 0;  // Job templates read for whole records (one per distinct
+                                // template of a DecisionsByCronJob call)
 };
 
 struct RetentionOptions {
@@ -266,6 +268,10 @@ class Ledger {
   virtual Status ScanDecisions(uint64_t from_seq,
                                const std::function<bool(const model::Decision&)>& fn) = 0;
   // Index scans over decision time in [from, to), oldest first, at most `limit` (0 = no limit).
+  // DecisionsByCronJob: the RocksDB ledger serves whole records from the CronJob index entries
+  // (v2 values hold the Json members, a Job object as a reference to its CronJob's Job template
+  // plus what differs) with one sequential range read and one read per distinct template; entries
+  // of older layouts read what they lack from the decision log (store/cronjob_index.h).
   virtual Result<std::vector<model::Decision>> DecisionsByCronJob(std::string_view ns,
                                                                   std::string_view name, Time from,
                                                                   Time to, size_t limit) = 0;

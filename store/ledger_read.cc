@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "model/json.h"
+#include "store/cronjob_index.h"
 #include "store/keys.h"
 #include "store/raw_codec.h"
 #include "store/rocksdb_ledger.h"
@@ -301,9 +302,10 @@ Result<std::vector<model::Decision>> RocksDbLedger::IndexScan(
       }
       uint64_t seq = 0;
       if (!keys::SeqOfIndexKey(ToView(it->key()), &seq)) return Status::Corruption("audit key");
-      // A whole record whose value omits a Json member is read from the log without decoding it.
+      // A whole record of a v1 value that omits a Json member is read from the log without
+      // decoding the value.
       const bool omits = value.size() >= 2 &&
-                         static_cast<uint8_t>(value[0]) == keys::kCronJobIndexV1 && value[1] != 0;
+                         static_cast<uint8_t>(value[0]) == cronjob_index::kV1 && value[1] != 0;
       if (cover == Cover::kSummary || (cover == Cover::kFull && !omits)) values.append(value);
       matched.emplace_back(seq, values.size());
     }
@@ -312,24 +314,103 @@ Result<std::vector<model::Decision>> RocksDbLedger::IndexScan(
   std::vector<model::Decision> out(matched.size());
   // The decisions the entries do not cover: (seq, slot in out), read from the log afterwards.
   std::vector<std::pair<uint64_t, size_t>> from_log;
+  // Whole records whose Job object refers to a template: (slot in out, the reference).
+  std::vector<std::pair<size_t, cronjob_index::JobObjectRef>> templated;
   size_t begin = 0;
   for (size_t i = 0; i < matched.size(); ++i) {
     const auto [seq, end_of_value] = matched[i];
     const std::string_view value(values.data() + begin, end_of_value - begin);
     begin = end_of_value;
-    uint8_t omitted = 0;
-    CL_ASSIGN_OR_RETURN(bool covered, keys::DecodeCronJobIndexValue(value, &out[i], &omitted));
-    if (covered && out[i].seq != seq) {
+    CL_ASSIGN_OR_RETURN(
+        cronjob_index::IndexValue v,
+        cronjob_index::DecodeIndexValue(value, &out[i], /*members=*/cover == Cover::kFull));
+    if (v.version != 0 && out[i].seq != seq) {
       return Status::Corruption("audit CronJob index value of seq " + std::to_string(seq) +
                                 " holds seq " + std::to_string(out[i].seq));
     }
-    if (!covered || (cover == Cover::kFull && omitted != 0)) from_log.emplace_back(seq, i);
+    if (v.version == 0 ||
+        (cover == Cover::kFull && v.version == cronjob_index::kV1 && v.omitted != 0)) {
+      from_log.emplace_back(seq, i);
+      continue;
+    }
+    if (cover != Cover::kFull || v.version != cronjob_index::kV2) continue;
+    if (v.has_job_object) {
+      if (v.job_object.form == cronjob_index::kJobInline) {
+        CL_ASSIGN_OR_RETURN(out[i].job_object,
+                            cronjob_index::DecodeCbor(v.job_object.cbor, "audit Job object"));
+      } else {
+        templated.emplace_back(i, v.job_object);
+      }
+    }
+    if (v.has_status) {
+      CL_ASSIGN_OR_RETURN(out[i].status, cronjob_index::DecodeCbor(v.status_cbor, "audit status"));
+    }
+  }
+  if (!templated.empty()) {
+    CL_RETURN_IF_ERROR(RestoreTemplatedJobObjects(scope.snapshot(), templated, &out, &from_log));
   }
   index_entries_.fetch_add(entries, std::memory_order_relaxed);
   from_index_.fetch_add(out.size() - from_log.size(), std::memory_order_relaxed);
   CL_RETURN_IF_ERROR(
       ReadLoggedDecisions(scope.snapshot(), from_log, cover == Cover::kSummary, &out));
   return out;
+}
+
+Status RocksDbLedger::RestoreTemplatedJobObjects(
+    const rocksdb::Snapshot* snapshot,
+    const std::vector<std::pair<size_t, cronjob_index::JobObjectRef>>& templated,
+    std::vector<model::Decision>* out, std::vector<std::pair<uint64_t, size_t>>* from_log) {
+  // The distinct templates, in order of first use (a CronJob's range refers to one per spec
+  // version it had), read at the scan's snapshot in one MultiGet and decoded once each.
+  struct Template {
+    uint64_t id;
+    const model::CronJobRef* cron_job;
+  };
+  std::vector<Template> distinct;
+  std::vector<size_t> template_of(templated.size());
+  for (size_t k = 0; k < templated.size(); ++k) {
+    const model::CronJobRef& cj = (*out)[templated[k].first].cron_job;
+    const uint64_t id = templated[k].second.template_id;
+    size_t t = 0;
+    while (t < distinct.size() && !(distinct[t].id == id && distinct[t].cron_job->name == cj.name &&
+                                    distinct[t].cron_job->namespace_ == cj.namespace_)) {
+      ++t;
+    }
+    if (t == distinct.size()) distinct.push_back({id, &cj});
+    template_of[k] = t;
+  }
+  std::vector<std::string> key_bytes;
+  for (const Template& t : distinct) {
+    key_bytes.push_back(keys::JobTemplateKey(t.cron_job->namespace_, t.cron_job->name, t.id));
+  }
+  std::vector<rocksdb::Slice> keys(key_bytes.begin(), key_bytes.end());
+  std::vector<rocksdb::PinnableSlice> values(keys.size());
+  std::vector<rocksdb::Status> statuses(keys.size());
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot;
+  db_->MultiGet(ro, cfs_[kAuditCf], keys.size(), keys.data(), values.data(), statuses.data());
+  template_reads_.fetch_add(keys.size(), std::memory_order_relaxed);
+  std::vector<std::optional<model::Json>> templates(keys.size());
+  for (size_t t = 0; t < keys.size(); ++t) {
+    // A missing template (never the case for a value this build wrote) leaves its decisions to
+    // the decision log.
+    if (statuses[t].IsNotFound()) continue;
+    CL_RETURN_IF_ERROR(FromRocks(statuses[t], "read audit Job template"));
+    CL_ASSIGN_OR_RETURN(templates[t], cronjob_index::DecodeTemplateValue(ToView(values[t])));
+  }
+  for (size_t k = 0; k < templated.size(); ++k) {
+    const auto& [slot, ref] = templated[k];
+    model::Decision& d = (*out)[slot];
+    const std::optional<model::Json>& tmpl = templates[template_of[k]];
+    if (!tmpl) {
+      from_log->emplace_back(d.seq, slot);
+      continue;
+    }
+    CL_RETURN_IF_ERROR(cronjob_index::RestoreJobObject(ref, *tmpl, d, &d.job_object));
+  }
+  // ReadLoggedDecisions fills slots in any order; keep the log's key order for its MultiGets.
+  std::sort(from_log->begin(), from_log->end());
+  return Status::Ok();
 }
 
 Status RocksDbLedger::ReadLoggedDecisions(const rocksdb::Snapshot* snapshot,
@@ -387,7 +468,8 @@ Result<std::vector<model::Decision>> RocksDbLedger::DecisionsByActionReason(
 
 DecisionReadStats RocksDbLedger::DecisionReads() const {
   return {index_entries_.load(std::memory_order_relaxed),
-          from_index_.load(std::memory_order_relaxed), log_reads_.load(std::memory_order_relaxed)};
+          from_index_.load(std::memory_order_relaxed), log_reads_.load(std::memory_order_relaxed),
+          template_reads_.load(std::memory_order_relaxed)};
 }
 
 Result<std::vector<model::Decision>> Ledger::DecisionSummariesByCronJob(std::string_view ns,

@@ -148,6 +148,32 @@ struct RocksDbLedger::Group {
 
 namespace {
 
+// Job templates for CronJob index values (store/cronjob_index.h): looked up in the database as it
+// is, written into the group's batch.
+class BatchTemplateStore final : public cronjob_index::TemplateStore {
+ public:
+  BatchTemplateStore(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, rocksdb::WriteBatch* batch)
+      : db_(db), cf_(cf), batch_(batch) {}
+  Result<std::optional<std::string>> Get(std::string_view key) override {
+    std::string value;
+    const rocksdb::Status s =
+        db_->Get(rocksdb::ReadOptions(), cf_, rocksdb::Slice(key.data(), key.size()), &value);
+    if (s.IsNotFound()) return std::optional<std::string>();
+    if (!s.ok()) return FromRocks(s, "audit Job template read");
+    return std::optional<std::string>(std::move(value));
+  }
+  Status Put(std::string_view key, std::string_view value) override {
+    return FromRocks(batch_->Put(cf_, rocksdb::Slice(key.data(), key.size()),
+                                 rocksdb::Slice(value.data(), value.size())),
+                     "batch");
+  }
+
+ private:
+  rocksdb::DB* db_;
+  rocksdb::ColumnFamilyHandle* cf_;
+  rocksdb::WriteBatch* batch_;
+};
+
 bool ValidName(std::string_view s) {
   return s.find('\0') == std::string_view::npos && s.find('/') == std::string_view::npos;
 }
@@ -732,7 +758,10 @@ Status RocksDbLedger::AddUnit(UnitOfWork* unit, ViewStore* overlay, rocksdb::Wri
       CL_RETURN_IF_ERROR(put(kInputsCf, seq_key, record));
     }
   }
-  std::string index_value;  // reused: the CronJob index value (keys::EncodeCronJobIndexValue)
+  std::string index_value;  // reused: the CronJob index value (store/cronjob_index.h, v2)
+  // The unit's templates go into its batch, so they commit with the first decision using them.
+  BatchTemplateStore templates(db_.get(), cfs_[kAuditCf], batch);
+  const uint64_t index_unit = ++index_units_;
   for (auto& d : unit->decisions) {
     d.seq = ++next->last_decision_seq;
     if (result->first_decision_seq == 0) result->first_decision_seq = d.seq;
@@ -746,7 +775,7 @@ Status RocksDbLedger::AddUnit(UnitOfWork* unit, ViewStore* overlay, rocksdb::Wri
     keys::PutTimeKey(&suffix, d.time);
     keys::PutBe64(&suffix, d.seq);
     const std::string action(1, static_cast<char>(d.action));
-    keys::EncodeCronJobIndexValue(d, &index_value);
+    CL_RETURN_IF_ERROR(job_templates_.Encode(d, index_unit, templates, &index_value));
     CL_RETURN_IF_ERROR(put(kAuditCf,
                            keys::ByCronJobPrefix(d.cron_job.namespace_, d.cron_job.name) + suffix,
                            index_value));

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "store/cronjob_index.h"
 #include "store/ledger.h"
 
 namespace cronledger::store {
@@ -162,6 +163,13 @@ class RocksDbLedger final : public Ledger {
                              const std::vector<std::pair<uint64_t, size_t>>& wanted, bool summary,
                              std::vector<model::Decision>* out);
 
+  // Restores the Job objects of `templated` (slot in *out, reference) from their templates, read
+  // at `snapshot`; a decision whose template is missing goes to *from_log instead.
+  Status RestoreTemplatedJobObjects(
+      const rocksdb::Snapshot* snapshot,
+      const std::vector<std::pair<size_t, cronjob_index::JobObjectRef>>& templated,
+      std::vector<model::Decision>* out, std::vector<std::pair<uint64_t, size_t>>* from_log);
+
   LedgerOptions options_;
   const WallClock* clock_;
   const bool read_only_;
@@ -173,10 +181,12 @@ class RocksDbLedger final : public Ledger {
   std::atomic<int64_t> last_catchup_ns_{0};
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> cfs_;
-  // DecisionReads(): audit index entries visited, decisions taken from index values, point reads.
+  // DecisionReads(): audit index entries visited, decisions taken from index values, point reads
+  // of the decision log, Job templates read.
   std::atomic<uint64_t> index_entries_{0};
   std::atomic<uint64_t> from_index_{0};
   std::atomic<uint64_t> log_reads_{0};
+  std::atomic<uint64_t> template_reads_{0};
 
   // Pipelined group commit (leader/follower, as leveldb's DBImpl::Write, in two stages): units
   // queue up; the front one leads the next group: prepares it while the previous group writes,
@@ -194,6 +204,10 @@ class RocksDbLedger final : public Ledger {
   CommitStats stats_;   // guarded by mu_
   // Held while a group prepares; Rebuild(repair) and retention take it through ExcludeCommits().
   std::mutex maintenance_mu_;
+  // The CronJob index values' Job templates (store/cronjob_index.h) and the units written so far:
+  // used by the commit leader only, in AddUnit (under maintenance_mu_).
+  cronjob_index::JobTemplateWriter job_templates_;
+  uint64_t index_units_ = 0;
 
   // SyncMode::kBatch: unsynced records and the background fsync.
   std::mutex sync_mu_;

@@ -5,17 +5,21 @@
 //     20 ms), twice:
 //     - rows (`-o table|csv`, DecisionQuery::summary): served from the covering CronJob index
 //       entries alone; peer: a raw RocksDB read of the same index range, keys and values;
-//     - whole records (`-o json|yaml`): the index entries, plus the decision log for the records
-//       with a Job object or status; peer: the raw index range plus a Get of each decision's
-//       bytes from the log (no decode).
+//     - whole records (`-o json|yaml`): the index entries (v2 values hold the Json members, a Job
+//       object as a reference to its CronJob's Job template) plus one read per template; two
+//       peers: the raw index range plus the CronJob's templates (what this layout reads), and the
+//       raw index range plus a Get of each decision's bytes from the log (what reading whole
+//       records from the decision log costs, the v1 layout's path), no decode.
 //     Once the unindexed peer: the whole decision log scanned for the same filter.
 //  2. `audit -n NS` over one day, rows (the namespace's CronJobs' `c` ranges, merged); peer: raw
 //     reads of those ranges, keys and values.
 //  3. `report adherence` for every CronJob (10k) over one day; peer: raw reads of every CronJob's
 //     `c` range that the report reads (from the window start to the end of the index), keys and
 //     values.
-// A store written before the CronJob index had values (empty values) is read through the decision
-// log: the figures of such a store are those of the old layout.
+// A store written by an older build is read as that build wrote it (v1 values: whole records read
+// their Json members from the decision log; empty values: everything from the log): its figures
+// are those of the old layout. The bench prints which layout the store has and its size per
+// decision (SST bytes of the audit and decisions column families and of all of them).
 //
 // Ours and the peer run back to back per measurement (alternating which goes first), the peer on a
 // RocksDB read-only open of the same files beside the ledger, so both see the same compaction
@@ -35,6 +39,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <random>
 
 #include "audit/adherence.h"
@@ -209,6 +214,10 @@ void Print(const char* what, const Stats& ours, const char* peer_what, const Sta
   std::printf("%-48s p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms   ratio p50 %.2fx p99 %.2fx\n",
               peer_what, peer.p50, peer.p99, peer.max, ours.p50 / peer.p50, ours.p99 / peer.p99);
 }
+void PrintPeer(const char* peer_what, const Stats& ours, const Stats& peer) {
+  std::printf("%-48s p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms   ratio p50 %.2fx p99 %.2fx\n",
+              peer_what, peer.p50, peer.p99, peer.max, ours.p50 / peer.p50, ours.p99 / peer.p99);
+}
 constexpr double kGoalP99Ms = 20.0;  // issue 9: one CronJob x 30 days, p99 <= 20 ms
 void PrintGoal(const Stats& ours) {
   std::printf("%-48s p99 %7.2f ms  vs goal p99 <= %.0f ms: %s\n", "  goal (issue 9)", ours.p99,
@@ -252,6 +261,7 @@ class RawStore {
       std::abort();
     }
     db_.reset(db);
+    names_ = names;
     for (size_t i = 0; i < names.size(); ++i) {
       if (names[i] == "audit") audit_ = handles_[i];
       if (names[i] == "decisions") decisions_ = handles_[i];
@@ -261,9 +271,20 @@ class RawStore {
   ~RawStore() {
     for (auto* h : handles_) (void)db_->DestroyColumnFamilyHandle(h);
   }
-  // Reads [prefix + from, prefix + to) of the audit index, keys and values, and with `log` each
-  // decision's bytes from the decision log; returns the number of records.
-  size_t Range(const std::string& prefix, Time from, Time to, bool log) {
+  enum class Also { kNothing, kTemplates, kLog };
+  // Reads [prefix + from, prefix + to) of the audit index, keys and values; with kTemplates also
+  // every Job template of the CronJob (`j` ns name ..., prefix = `c` ns name), with kLog each
+  // decision's bytes from the decision log. Returns the number of records.
+  size_t Range(const std::string& prefix, Time from, Time to, Also also) {
+    const bool log = also == Also::kLog;
+    if (also == Also::kTemplates) {
+      const std::string templates = "j" + prefix.substr(1);
+      rocksdb::ReadOptions tro;
+      std::unique_ptr<rocksdb::Iterator> t(db_->NewIterator(tro, audit_));
+      for (t->Seek(templates); t->Valid() && t->key().starts_with(templates); t->Next()) {
+        bytes_ += t->key().size() + t->value().size();
+      }
+    }
     std::string start = prefix, end = prefix;
     store::keys::PutTimeKey(&start, from);
     store::keys::PutTimeKey(&end, to);
@@ -289,10 +310,35 @@ class RawStore {
     return n;
   }
   uint64_t bytes() const { return bytes_; }
+  // Uncompressed value bytes of a column family's tables (their raw_value_size).
+  uint64_t RawValueBytes(const std::string& cf) {
+    for (size_t i = 0; i < handles_.size(); ++i) {
+      if (names_[i] != cf) continue;
+      std::map<std::string, std::string> props;
+      if (!db_->GetMapProperty(handles_[i], rocksdb::DB::Properties::kAggregatedTableProperties,
+                               &props)) {
+        return 0;
+      }
+      const auto it = props.find("raw_value_size");
+      return it == props.end() ? 0 : std::strtoull(it->second.c_str(), nullptr, 10);
+    }
+    return 0;
+  }
+  // SST bytes of a column family ("" = all of them).
+  uint64_t SstBytes(const std::string& cf) {
+    uint64_t total = 0;
+    for (size_t i = 0; i < handles_.size(); ++i) {
+      if (!cf.empty() && names_[i] != cf) continue;
+      uint64_t v = 0;
+      if (db_->GetIntProperty(handles_[i], "rocksdb.total-sst-files-size", &v)) total += v;
+    }
+    return total;
+  }
 
  private:
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  std::vector<std::string> names_;
   rocksdb::ColumnFamilyHandle* audit_ = nullptr;
   rocksdb::ColumnFamilyHandle* decisions_ = nullptr;
   uint64_t bytes_ = 0;
@@ -345,6 +391,7 @@ int main(int argc, char** argv) {
   // Rows (DecisionQuery::summary, what -o table/csv print) and whole records (-o json/yaml).
   std::vector<double> rows_h, rows_m, full_h, full_m, ours_count, ours_ns, ours_report;
   std::vector<double> raw_rows_h, raw_rows_m, raw_full_h, raw_full_m, raw_ns, raw_report;
+  std::vector<double> log_full_h, log_full_m;  // whole records' second peer: range + Get each
   size_t records_h = 0, records_m = 0, records_ns = 0;
   uint64_t report_expected = 0;
   auto ledger = OpenLedger(path);
@@ -357,30 +404,51 @@ int main(int argc, char** argv) {
   // peer back to back on the same CronJob, alternating which goes first, so both see the same
   // compaction state and neither profits alone from the other warming the caches.
   RawStore raw(path);
-  auto range = [&](int i, Time from, Time to, bool log) {
-    return raw.Range(store::keys::ByCronJobPrefix(Ns(i), Name(i)), from, to, log);
+  using Also = RawStore::Also;
+  auto range = [&](int i, Time from, Time to, Also also) {
+    return raw.Range(store::keys::ByCronJobPrefix(Ns(i), Name(i)), from, to, also);
   };
   {
+    // Whole records of CronJob 0's first day: which layout the values have.
     const store::DecisionReadStats before = ledger->DecisionReads();
-    Check(ledger->DecisionSummariesByCronJob(Ns(0), Name(0), kStart, end, 1).status(), "probe");
+    auto probe =
+        ledger->DecisionsByCronJob(Ns(0), Name(0), kStart, kStart.Add(std::chrono::hours(24)), 0);
+    Check(probe.status(), "probe");
     const store::DecisionReadStats after = ledger->DecisionReads();
+    const bool covered = after.from_index > before.from_index;
+    const bool log = after.log_reads > before.log_reads;
     std::printf("CronJob index values: %s\n",
-                after.from_index > before.from_index
-                    ? "covering (v1)"
-                    : "empty: written before covering values, read through the decision log");
+                covered && !log ? "v2 (whole records covered: Json members in the index, Job "
+                                  "objects from per-CronJob templates)"
+                : covered       ? "v1 (rows covered; whole records read their Json members from "
+                                  "the decision log)"
+                                : "v0 (empty: everything read through the decision log)");
+    const uint64_t decisions = meta->last_decision_seq;
+    auto per = [&](const char* cf) {
+      const uint64_t b = raw.SstBytes(cf);
+      return std::to_string(b) + " B (" +
+             std::to_string(static_cast<double>(b) / static_cast<double>(decisions)).substr(0, 5) +
+             " B/decision)";
+    };
+    std::printf("store size (SST): audit %s, decisions %s, all %s\n", per("audit").c_str(),
+                per("decisions").c_str(), per("").c_str());
+    std::printf(
+        "uncompressed values: audit %.1f B/decision, decisions %.1f B/decision\n",
+        static_cast<double>(raw.RawValueBytes("audit")) / static_cast<double>(decisions),
+        static_cast<double>(raw.RawValueBytes("decisions")) / static_cast<double>(decisions));
   }
+  // Runs ours and the peers back to back, rotating which goes first.
   auto pair = [](int n, const std::function<void()>& ours, const std::function<void()>& peer,
-                 std::vector<double>* ours_ms, std::vector<double>* peer_ms) {
-    if (n % 2 == 0) {
-      ours_ms->push_back(TimeMs(ours));
-      peer_ms->push_back(TimeMs(peer));
-    } else {
-      peer_ms->push_back(TimeMs(peer));
-      ours_ms->push_back(TimeMs(ours));
-    }
+                 std::vector<double>* ours_ms, std::vector<double>* peer_ms,
+                 const std::function<void()>& peer2 = {}, std::vector<double>* peer2_ms = nullptr) {
+    std::vector<std::pair<const std::function<void()>*, std::vector<double>*>> runs = {
+        {&ours, ours_ms}, {&peer, peer_ms}};
+    if (peer2) runs.emplace_back(&peer2, peer2_ms);
+    std::rotate(runs.begin(), runs.begin() + n % static_cast<int>(runs.size()), runs.end());
+    for (auto& [fn, ms] : runs) ms->push_back(TimeMs(*fn));
   };
   auto one = [&](int n, int i, bool summary, std::vector<double>* ms, std::vector<double>* peer_ms,
-                 size_t* records) {
+                 size_t* records, std::vector<double>* log_peer_ms = nullptr) {
     audit::DecisionQuery q;
     q.cron_job_namespace = Ns(i);
     q.cron_job_name = Name(i);
@@ -394,16 +462,18 @@ int main(int argc, char** argv) {
           Check(page.status(), "query");
           *records += page->items.size();
         },
-        [&] { range(i, kStart, end, !summary); }, ms, peer_ms);
+        [&] { range(i, kStart, end, summary ? Also::kNothing : Also::kTemplates); }, ms, peer_ms,
+        summary ? std::function<void()>() : [&] { range(i, kStart, end, Also::kLog); },
+        log_peer_ms);
   };
   size_t unused = 0;
   for (size_t n = 0; n < hourly_picks.size(); ++n) {
     one(static_cast<int>(n), hourly_picks[n], true, &rows_h, &raw_rows_h, &records_h);
-    one(static_cast<int>(n), hourly_picks[n], false, &full_h, &raw_full_h, &unused);
+    one(static_cast<int>(n), hourly_picks[n], false, &full_h, &raw_full_h, &unused, &log_full_h);
   }
   for (size_t n = 0; n < minutely_picks.size(); ++n) {
     one(static_cast<int>(n), minutely_picks[n], true, &rows_m, &raw_rows_m, &records_m);
-    one(static_cast<int>(n), minutely_picks[n], false, &full_m, &raw_full_m, &unused);
+    one(static_cast<int>(n), minutely_picks[n], false, &full_m, &raw_full_m, &unused, &log_full_m);
   }
   for (int i : hourly_picks) {
     audit::DecisionQuery q;
@@ -426,7 +496,8 @@ int main(int argc, char** argv) {
           records_ns += page->items.size();
         },
         [&] {
-          for (int i = n; i < s.cron_jobs; i += kNamespaces) range(i, day_start, end, false);
+          for (int i = n; i < s.cron_jobs; i += kNamespaces)
+            range(i, day_start, end, Also::kNothing);
         },
         &ours_ns, &raw_ns);
   }
@@ -453,13 +524,14 @@ int main(int argc, char** argv) {
         },
         [&] {
           for (int i = 0; i < s.cron_jobs; ++i) {
-            range(i, day_start, Time::FromUnix(9'000'000'000), false);
+            range(i, day_start, Time::FromUnix(9'000'000'000), Also::kNothing);
           }
         },
         &ours_report, &raw_report);
   }
   const char* kRowsPeer = "  peer: raw RocksDB, the index range (keys+values)";
-  const char* kFullPeer = "  peer: raw RocksDB, index range + Get of each";
+  const char* kFullPeer = "  peer: raw RocksDB, index range + its templates";
+  const char* kLogPeer = "  peer: raw RocksDB, index range + Get of each";
   std::printf("\n1. one CronJob x %d days (audit --cronjob, every record of the window)\n", s.days);
   const Stats rh = Summarize(rows_h);
   Print("  hourly, rows (-o table|csv)", rh, kRowsPeer, Summarize(raw_rows_h),
@@ -468,12 +540,14 @@ int main(int argc, char** argv) {
   Print("  hourly, whole records (-o json|yaml)", Summarize(full_h), kFullPeer,
         Summarize(raw_full_h),
         static_cast<double>(records_h) / static_cast<double>(hourly_picks.size()));
+  PrintPeer(kLogPeer, Summarize(full_h), Summarize(log_full_h));
   PrintGoal(Summarize(full_h));
   Print("  every-minute, rows (-o table|csv)", Summarize(rows_m), kRowsPeer, Summarize(raw_rows_m),
         static_cast<double>(records_m) / static_cast<double>(minutely_picks.size()));
   Print("  every-minute, whole records (-o json|yaml)", Summarize(full_m), kFullPeer,
         Summarize(raw_full_m),
         static_cast<double>(records_m) / static_cast<double>(minutely_picks.size()));
+  PrintPeer(kLogPeer, Summarize(full_m), Summarize(log_full_m));
   const Stats count = Summarize(ours_count);
   std::printf("%-48s p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms\n",
               "  hourly, CountDecisions (--count)", count.p50, count.p99, count.max);
