@@ -60,6 +60,22 @@ bool StringMap(dom::element v, std::map<std::string, std::string>* out) {
   return true;
 }
 
+// A nullable JSON array decoded element by element with `one` into `*out` (cleared first; null
+// leaves it empty).
+template <typename T, typename DecodeOne>
+bool ArrayOf(dom::element v, std::vector<T>* out, DecodeOne one) {
+  out->clear();
+  if (v.is_null()) return true;
+  dom::array a;
+  if (v.get_array().get(a) != simdjson::SUCCESS) return false;
+  for (dom::element e : a) {
+    T item;
+    if (!one(e, &item)) return false;
+    out->push_back(std::move(item));
+  }
+  return true;
+}
+
 bool OwnerRef(dom::element v, model::OwnerReference* r) {
   dom::object o;
   if (v.get_object().get(o) != simdjson::SUCCESS) return false;
@@ -111,15 +127,7 @@ bool Meta(dom::element v, model::ObjectMeta* m) {
     } else if (k == "annotations") {
       ok = StringMap(kv.value, &m->annotations);
     } else if (k == "ownerReferences") {
-      m->owner_references.clear();
-      if (kv.value.is_null()) continue;
-      dom::array refs;
-      if (kv.value.get_array().get(refs) != simdjson::SUCCESS) return false;
-      for (dom::element e : refs) {
-        model::OwnerReference r;
-        if (!OwnerRef(e, &r)) return false;
-        m->owner_references.push_back(std::move(r));
-      }
+      ok = ArrayOf(kv.value, &m->owner_references, OwnerRef);
     }
     if (!ok) return false;
   }
@@ -201,15 +209,7 @@ bool CronStatus(dom::element v, model::CronJobStatus* s) {
     const std::string_view k = kv.key;
     bool ok = true;
     if (k == "active") {
-      s->active.clear();
-      if (kv.value.is_null()) continue;
-      dom::array refs;
-      if (kv.value.get_array().get(refs) != simdjson::SUCCESS) return false;
-      for (dom::element e : refs) {
-        model::ObjectReference r;
-        if (!ObjectRef(e, &r)) return false;
-        s->active.push_back(std::move(r));
-      }
+      ok = ArrayOf(kv.value, &s->active, ObjectRef);
     } else if (k == "lastScheduleTime") {
       ok = OptTime(kv.value, &s->last_schedule_time);
     } else if (k == "lastSuccessfulTime") {
@@ -316,21 +316,16 @@ bool Status(dom::element v, model::JobStatus* s) {
     const std::string_view k = kv.key;
     bool ok = true;
     if (k == "conditions") {
-      s->conditions.clear();
-      if (kv.value.is_null()) continue;
-      dom::array conds;
-      if (kv.value.get_array().get(conds) != simdjson::SUCCESS) return false;
-      for (dom::element e : conds) {
+      ok = ArrayOf(kv.value, &s->conditions, [](dom::element e, model::JobCondition* c) {
         dom::object co;
         if (e.get_object().get(co) != simdjson::SUCCESS) return false;
-        model::JobCondition c;
-        c.raw = nullptr;
+        c->raw = nullptr;
         for (dom::key_value_pair ckv : co) {
-          if (ckv.key == "type" && !Str(ckv.value, &c.type)) return false;
-          if (ckv.key == "status" && !Str(ckv.value, &c.status)) return false;
+          if (ckv.key == "type" && !Str(ckv.value, &c->type)) return false;
+          if (ckv.key == "status" && !Str(ckv.value, &c->status)) return false;
         }
-        s->conditions.push_back(std::move(c));
-      }
+        return true;
+      });
     } else if (k == "startTime") {
       ok = OptTime(kv.value, &s->start_time);
     } else if (k == "completionTime") {
