@@ -19,6 +19,31 @@ Result<model::Job> Reference(std::string_view bytes) {
   return job;
 }
 
+// Picks a path of up to `max_depth` object levels (stopping early one time in `stop_one_in`, and
+// into a random element of an array on the way) and there drops a random member (one time in
+// three) or sets it to one of `values`.
+void MutateOneMember(model::Json* doc, const std::vector<model::Json>& values, int max_depth,
+                     unsigned stop_one_in, std::mt19937& rng) {
+  model::Json* at = doc;
+  for (int depth = 0; depth < max_depth && at->is_object() && !at->empty(); ++depth) {
+    auto it = at->begin();
+    std::advance(it, rng() % at->size());
+    if (rng() % stop_one_in == 0) break;
+    at = &*it;
+    if (at->is_array() && !at->empty()) at = &(*at)[rng() % at->size()];
+  }
+  if (at->is_object() && !at->empty()) {
+    auto it = at->begin();
+    std::advance(it, rng() % at->size());
+    const std::string key = it.key();
+    if (rng() % 3 == 0) {
+      at->erase(key);
+    } else {
+      (*at)[key] = values[rng() % values.size()];
+    }
+  }
+}
+
 void ExpectSame(const std::string& bytes) {
   SCOPED_TRACE(bytes);
   auto want = Reference(bytes);
@@ -100,25 +125,7 @@ TEST(JobFields, GeneratedDocumentsDecodeAsTheNlohmannPathDoes) {
       nullptr, 1, "s", true, model::Json::array(), model::Json::object(), "2024-01-01T00:00:00Z"};
   for (int i = 0; i < 2000; ++i) {
     model::Json doc = base;
-    // Pick a path of up to three object levels and change what is there.
-    model::Json* at = &doc;
-    for (int depth = 0; depth < 3 && at->is_object() && !at->empty(); ++depth) {
-      auto it = at->begin();
-      std::advance(it, rng() % at->size());
-      if (rng() % 2 == 0) break;
-      at = &*it;
-      if (at->is_array() && !at->empty()) at = &(*at)[rng() % at->size()];
-    }
-    if (at->is_object() && !at->empty()) {
-      auto it = at->begin();
-      std::advance(it, rng() % at->size());
-      const std::string key = it.key();
-      if (rng() % 3 == 0) {
-        at->erase(key);
-      } else {
-        (*at)[key] = values[rng() % values.size()];
-      }
-    }
+    MutateOneMember(&doc, values, /*max_depth=*/3, /*stop_one_in=*/2, rng);
     std::string bytes = model::DumpJson(doc);
     if (rng() % 10 == 0) bytes.resize(rng() % (bytes.size() + 1));
     if (rng() % 10 == 0 && !bytes.empty()) {  // a duplicate of a top-level key
@@ -211,24 +218,7 @@ TEST(JobFields, GeneratedCronJobsDecodeAsTheNlohmannPathDoes) {
                                            "2024-01-01T00:00:00Z"};
   for (int i = 0; i < 2000; ++i) {
     model::Json doc = base;
-    model::Json* at = &doc;
-    for (int depth = 0; depth < 4 && at->is_object() && !at->empty(); ++depth) {
-      auto it = at->begin();
-      std::advance(it, rng() % at->size());
-      if (rng() % 3 == 0) break;
-      at = &*it;
-      if (at->is_array() && !at->empty()) at = &(*at)[rng() % at->size()];
-    }
-    if (at->is_object() && !at->empty()) {
-      auto it = at->begin();
-      std::advance(it, rng() % at->size());
-      const std::string key = it.key();
-      if (rng() % 3 == 0) {
-        at->erase(key);
-      } else {
-        (*at)[key] = values[rng() % values.size()];
-      }
-    }
+    MutateOneMember(&doc, values, /*max_depth=*/4, /*stop_one_in=*/3, rng);
     std::string bytes = model::DumpJson(doc);
     if (rng() % 10 == 0) bytes.resize(rng() % (bytes.size() + 1));
     ExpectSameCronJob(bytes);
