@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -61,6 +62,17 @@ UnitOfWork ConfigUnit(int writer, int i) {
 
 // Followers that queue while a leader writes are written together by the next leader, in one
 // WriteBatch with one fsync.
+// Options of the pipelined-commit tests: fsync on every group, each group's leader launches `two`'s
+// pair before it writes, and `hook` runs at every group write.
+LedgerOptions PipelineOptions(const TempDir& dir, TwoInFlight& two, std::function<Status()> hook) {
+  LedgerOptions o;
+  o.path = dir.path();
+  o.sync = SyncMode::kAlways;
+  o.before_group_write = [&two] { two.Launch(); };
+  o.group_write_hook = std::move(hook);
+  return o;
+}
+
 TEST(GroupCommitTest, QueuedFollowersShareOneWriteAndOneSync) {
   TempDir dir;
   constexpr size_t kFollowers = 6;
@@ -165,17 +177,12 @@ TEST(GroupCommitTest, TheNextGroupPreparesOnTopOfTheUnwrittenOne) {
   std::shared_ptr<Ledger> ledger;
   TwoInFlight two(&ledger);
   std::atomic<int> writes{0};
-  LedgerOptions o;
-  o.path = dir.path();
-  o.sync = SyncMode::kAlways;
-  o.before_group_write = [&] { two.Launch(); };
-  o.group_write_hook = [&] {
-    if (writes.fetch_add(1) == 0) {
-      while (ledger->Stats().prepared < 2) std::this_thread::yield();
-    }
-    return Status::Ok();
-  };
-  ledger = std::move(Ledger::Open(o)).value();
+  ledger = std::move(Ledger::Open(PipelineOptions(dir, two, [&] {
+             if (writes.fetch_add(1) == 0) {
+               while (ledger->Stats().prepared < 2) std::this_thread::yield();
+             }
+             return Status::Ok();
+           }))).value();
   auto [r1, r2] =
       two.Run(EventUnit(JobEvent(WatchEventType::kAdded, "ns", "job", "u1", "1", "a")),
               EventUnit(JobEvent(WatchEventType::kModified, "ns", "job", "u1", "2", "b")));
@@ -207,16 +214,11 @@ TEST(GroupCommitTest, AFailedWriteFailsTheGroupBehindItAndLaterCommitsUntilReope
     std::shared_ptr<Ledger> ledger;
     TwoInFlight two(&ledger);
     std::atomic<int> writes{0};
-    LedgerOptions o;
-    o.path = dir.path();
-    o.sync = SyncMode::kAlways;
-    o.before_group_write = [&] { two.Launch(); };
-    o.group_write_hook = [&]() -> Status {
-      if (writes.fetch_add(1) == 0) return Status::Ok();  // the first unit is written
-      while (ledger->Stats().prepared < 3) std::this_thread::yield();
-      return Status::IoError("injected write failure");
-    };
-    ledger = std::move(Ledger::Open(o)).value();
+    ledger = std::move(Ledger::Open(PipelineOptions(dir, two, [&]() -> Status {
+               if (writes.fetch_add(1) == 0) return Status::Ok();  // the first unit
+               while (ledger->Stats().prepared < 3) std::this_thread::yield();
+               return Status::IoError("injected write failure");
+             }))).value();
     ASSERT_TRUE(
         ledger->Commit(EventUnit(JobEvent(WatchEventType::kAdded, "ns", "j0", "u0", "1", "a")))
             .ok());
