@@ -1,6 +1,7 @@
 // `cronledger audit`: decision records by CronJob, namespace, window, action and reason, served
 // from the store's audit indexes (docs/audit.md "Queries").
 #include <cstdio>
+#include <limits>
 
 #include "app/command.h"
 #include "app/flags.h"
@@ -37,13 +38,8 @@ Status BuildQuery(const Flags& flags, audit::DecisionQuery* q) {
     q->action = *action;
   }
   q->reason = flags.GetOr("reason", "");
-  if (auto l = flags.Get("limit")) {
-    char* end = nullptr;
-    unsigned long long n = std::strtoull(l->c_str(), &end, 10);
-    if (l->empty() || *end != '\0' || n == 0) {
-      return Status::InvalidArgument("--limit: expected a positive integer");
-    }
-    q->limit = n;
+  if (flags.Has("limit")) {
+    CL_ASSIGN_OR_RETURN(q->limit, flags.Uint("limit", 1, std::numeric_limits<uint32_t>::max(), 0));
   }
   q->continue_token = flags.GetOr("continue", "");
   return Status::Ok();

@@ -44,12 +44,8 @@ Result<Options> ParseOptions(const std::vector<std::string>& args) {
   o.ledger.path = flags.GetOr("data-dir", "./data");
   CL_ASSIGN_OR_RETURN(o.ledger.sync, store::ParseSyncMode(flags.GetOr("sync", "batch")));
   CL_ASSIGN_OR_RETURN(o.format, ParseOutputFormat(flags.GetOr("output", "table")));
-  const std::string batch = flags.GetOr("batch", "1024");
-  char* end = nullptr;
-  o.stream.batch_documents = std::strtoull(batch.c_str(), &end, 10);
-  if (*end != '\0' || o.stream.batch_documents == 0) {
-    return Status::InvalidArgument("--batch must be a positive number");
-  }
+  CL_ASSIGN_OR_RETURN(o.stream.batch_documents,
+                      flags.Uint("batch", 1, 1'000'000, o.stream.batch_documents));
   for (const auto& [flag, out] : {std::pair{"raw-max-age", &o.retention.raw_max_age},
                                   std::pair{"log-max-age", &o.retention.log_max_age}}) {
     if (flags.Has(flag)) {

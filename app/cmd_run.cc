@@ -125,12 +125,8 @@ Result<Options> ParseOptions(const std::vector<std::string>& args) {
   o.ledger.path = flags.GetOr("data-dir", "./data");
   CL_ASSIGN_OR_RETURN(o.ledger.sync, store::ParseSyncMode(flags.GetOr("sync", "batch")));
   CL_RETURN_IF_ERROR(ApplyLedgerMemoryFlags(flags, o.ledger));
-  const std::string workers = flags.GetOr("workers", "2");
-  if (workers.empty() || workers.size() > 3 ||
-      workers.find_first_not_of("0123456789") != std::string::npos) {
-    return Status::InvalidArgument("--workers: a number from 1 to 999");
-  }
-  o.run.workers = std::stoi(workers);
+  CL_ASSIGN_OR_RETURN(const uint64_t workers, flags.Uint("workers", 1, 999, 2));
+  o.run.workers = static_cast<int>(workers);
   if (flags.Has("leader-elect")) {
     kube::LeaderElectionOptions le;
     le.identity = HostName() + "_" + std::to_string(getpid());

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -51,16 +52,6 @@ int Usage(const CommandIo& io, const std::string& error) {
   return kExitUsage;
 }
 
-Result<uint64_t> ParseUint(const std::string& flag, const std::string& text) {
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || text[0] == '-' || *end != '\0' || errno != 0) {
-    return Status::InvalidArgument("--" + flag + " must be a non-negative integer");
-  }
-  return static_cast<uint64_t>(v);
-}
-
 Result<double> ParseDouble(const std::string& flag, const std::string& text) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
@@ -77,9 +68,8 @@ Result<Duration> DurationFlag(const std::string& flag, const std::string& text) 
 }
 
 Status ParseLifecycle(const Flags& flags, controller::SimClusterOptions* o) {
-  if (auto v = flags.Get("seed")) {
-    CL_ASSIGN_OR_RETURN(o->seed, ParseUint("seed", *v));
-  }
+  CL_ASSIGN_OR_RETURN(o->seed,
+                      flags.Uint("seed", 0, std::numeric_limits<uint64_t>::max(), o->seed));
   auto& l = o->lifecycle;
   if (auto v = flags.Get("failure-rate")) {
     CL_ASSIGN_OR_RETURN(l.failure_rate, ParseDouble("failure-rate", *v));
@@ -167,11 +157,9 @@ int RunSimulate(const std::vector<std::string>& args, const CommandIo& io) {
   if (config.realtime && flags.Get("start")) {
     return Usage(io, "--start applies to virtual time only (--realtime starts now)");
   }
-  if (auto w = flags.Get("workers")) {
-    auto n = ParseUint("workers", *w);
-    if (!n.ok() || *n < 1 || *n > 256) return Usage(io, "--workers must be in [1, 256]");
-    config.workers = static_cast<int>(*n);
-  }
+  auto workers = flags.Uint("workers", 1, 256, static_cast<uint64_t>(config.workers));
+  if (!workers.ok()) return Usage(io, workers.status().message());
+  config.workers = static_cast<int>(*workers);
   if (Status st = ParseLifecycle(flags, &config.cluster); !st.ok()) return Usage(io, st.message());
   auto sync = store::ParseSyncMode(flags.GetOr("sync", "batch"));
   if (!sync.ok()) return Usage(io, "--sync: " + sync.status().message());

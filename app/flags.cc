@@ -1,5 +1,7 @@
 #include "app/flags.h"
 
+#include <charconv>
+
 namespace cronledger::app {
 
 Flags& Flags::Value(std::string name, std::string short_name, bool repeatable) {
@@ -87,6 +89,24 @@ std::string Flags::GetOr(std::string_view name, std::string fallback) const {
 std::vector<std::string> Flags::GetAll(std::string_view name) const {
   auto it = values_.find(name);
   return it == values_.end() ? std::vector<std::string>{} : it->second;
+}
+
+Result<uint64_t> Flags::Uint(std::string_view name, uint64_t min, uint64_t max, uint64_t fallback,
+                             std::string_view unit) const {
+  const std::optional<std::string> text = Get(name);
+  if (!text) return fallback;
+  uint64_t v = 0;
+  const char* end = text->data() + text->size();
+  const auto [ptr, ec] = std::from_chars(text->data(), end, v);
+  // from_chars takes no '+' or whitespace; it does take a leading '-' for signed types only.
+  if (text->empty() || ec != std::errc() || ptr != end || v < min || v > max) {
+    std::string range = "a whole number";
+    if (!unit.empty()) range.append(" of ").append(unit);
+    range.append(" from ").append(std::to_string(min)).append(" to ").append(std::to_string(max));
+    return Status::InvalidArgument("--" + std::string(name) + ": " + range + ", not \"" + *text +
+                                   "\"");
+  }
+  return v;
 }
 
 }  // namespace cronledger::app

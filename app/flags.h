@@ -3,6 +3,7 @@
 // A small, strict command-line parser: `--name value`, `--name=value`, `-x value`, boolean
 // switches, repeatable flags and positionals. Unknown flags and missing values are errors (exit 2).
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,6 +28,12 @@ class Flags {
   std::optional<std::string> Get(std::string_view name) const;
   std::string GetOr(std::string_view name, std::string fallback) const;
   std::vector<std::string> GetAll(std::string_view name) const;
+  // The value of `name` as a whole number in [min, max] (decimal digits only: no sign, no
+  // exponent, no suffix), or `fallback` when the flag is absent. The error names the flag, the
+  // range (in `unit`, e.g. "MiB", when given) and the text given:
+  // `--workers: a whole number from 1 to 999, not "0"`.
+  Result<uint64_t> Uint(std::string_view name, uint64_t min, uint64_t max, uint64_t fallback,
+                        std::string_view unit = "") const;
   const std::vector<std::string>& positionals() const { return positionals_; }
 
  private:

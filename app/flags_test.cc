@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <utility>
+
 #include "app/support_ledger.h"
 
 namespace cronledger::app {
@@ -45,6 +48,39 @@ TEST(Flags, SwitchCanBeTurnedOff) {
   f.Switch("verify");
   ASSERT_TRUE(f.Parse({"--verify=false"}).ok());
   EXPECT_FALSE(f.Has("verify"));
+}
+
+TEST(Flags, UintReadsAWholeNumberInRangeOrTheFallback) {
+  Flags f;
+  f.Value("workers").Value("seed").Value("batch");
+  ASSERT_TRUE(f.Parse({"--workers=32", "--seed", "18446744073709551615"}).ok());
+  EXPECT_EQ(f.Uint("workers", 1, 999, 2).value(), 32u);
+  EXPECT_EQ(f.Uint("seed", 0, std::numeric_limits<uint64_t>::max(), 7).value(),
+            std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(f.Uint("batch", 1, 1000, 1024).value(), 1024u);  // absent: the fallback, unchecked
+}
+
+TEST(Flags, UintRejectsSignsFractionsSuffixesOverflowAndOutOfRange) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"0", "--workers: a whole number from 1 to 999, not \"0\""},
+      {"1000", "--workers: a whole number from 1 to 999, not \"1000\""},
+      {"-1", "not \"-1\""},
+      {"+3", "not \"+3\""},
+      {" 3", "not \" 3\""},
+      {"3.0", "not \"3.0\""},
+      {"1e2", "not \"1e2\""},
+      {"4k", "not \"4k\""},
+      {"", "not \"\""},
+      {"99999999999999999999999", "not \"99999999999999999999999\""},  // overflows uint64
+  };
+  for (const auto& [text, want] : cases) {
+    Flags f;
+    f.Value("workers");
+    ASSERT_TRUE(f.Parse({"--workers", text}).ok());
+    const auto r = f.Uint("workers", 1, 999, 2);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_NE(r.status().message().find(want), std::string::npos) << r.status().message();
+  }
 }
 
 TEST(LedgerMemoryFlags, SetTheBudgetsGivenAndKeepTheDefaultsOtherwise) {

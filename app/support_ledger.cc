@@ -10,17 +10,7 @@ constexpr unsigned kMaxMib = 1u << 20;  // 1 TiB: anything larger is a typo
 
 // A whole number of MiB in [min, kMaxMib], as bytes.
 Result<size_t> Mebibytes(const Flags& flags, const char* name, unsigned min) {
-  const std::string text = *flags.Get(name);
-  const std::string range = "a whole number of MiB from " + std::to_string(min) + " to " +
-                            std::to_string(kMaxMib) + ", not \"" + text + "\"";
-  if (text.empty() || text.size() > 7 ||
-      text.find_first_not_of("0123456789") != std::string::npos) {
-    return Status::InvalidArgument(std::string("--") + name + ": " + range);
-  }
-  const unsigned long mib = std::stoul(text);
-  if (mib < min || mib > kMaxMib) {
-    return Status::InvalidArgument(std::string("--") + name + ": " + range);
-  }
+  CL_ASSIGN_OR_RETURN(const uint64_t mib, flags.Uint(name, min, kMaxMib, 0, "MiB"));
   return static_cast<size_t>(mib) << 20;
 }
 
