@@ -231,6 +231,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   options.scope = *scope;
   options.zoneinfo_dir = ZoneinfoDir(flags);
   options.progress = ProgressPrinter(io.err, "replay");
+  options.verify_only = flags.Has("verify");  // only the digests and the first divergence
   auto result = replay::Replay(*history->source, options);
   if (!result.ok()) {
     std::fprintf(io.err, "cronledger replay: %s\n", result.status().ToString().c_str());

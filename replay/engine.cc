@@ -160,6 +160,31 @@ Status Engine::OnInput(const store::LogRecord& rec) {
 Result<ReplayResult> Engine::Run() {
   total_ = source_.ApproximateRecords();
   CL_RETURN_IF_ERROR(OnConfig(model::ConfigChange{Time(), "localTimeZone", "Local"}));
+  if (fast_) {
+    // Verify-only: the recorded records are read (not decoded) on a second thread and matched
+    // with the derived decisions as the passes are decided (MatchDerived).
+    stream_ = std::make_unique<RecordedStream>();
+    Status read_status;
+    std::thread reader([&] { read_status = stream_->Read(source_); });
+    Status status;
+    Status scanned = source_.ScanInputs([&](const store::LogRecord& rec) {
+      status = OnInput(rec);
+      return status.ok() && !fast_failed_;
+    });
+    if (scanned.ok() && status.ok() && !fast_failed_) FinishFast();
+    stream_->Stop();
+    reader.join();
+    CL_RETURN_IF_ERROR(scanned);
+    CL_RETURN_IF_ERROR(status);
+    // A decision log that cannot be read is reported by the full replay.
+    if (!read_status.ok()) fast_failed_ = true;
+    if (fast_failed_) return std::move(result_);
+    for (const auto& [tick_seq, p] : open_) result_.interrupted_passes += p.in_scope;
+    result_.derived_digest = {fast_digest_.count(), fast_digest_.Hex()};
+    result_.recorded_digest = result_.derived_digest;
+    Progress(true);
+    return std::move(result_);
+  }
   // The decision log is read (and decoded) on a second thread while the inputs are replayed;
   // which of its records are compared is decided after the input scan, in log order, so the
   // result does not depend on the threads' timing.
@@ -197,8 +222,23 @@ Result<ReplayResult> Engine::Run() {
 
 Result<ReplayResult> Replay(RecordSource& source, const ReplayOptions& options,
                             ReplayObserver* observer) {
-  internal::Engine engine(source, options, observer);
-  return engine.Run();
+  {
+    internal::Engine engine(source, options, observer);
+    auto result = engine.Run();
+    if (!result.ok() || !engine.fast_failed()) return result;
+  }
+  // A verify-only replay that found a difference: the full replay reports it.
+  ReplayOptions full = options;
+  full.verify_only = false;
+  internal::Engine engine(source, full, observer);
+  auto result = engine.Run();
+  if (result.ok()) {
+    result->passes.clear();
+    result->derived.clear();
+    result->derived_pass.clear();
+    result->recorded.clear();
+  }
+  return result;
 }
 
 }  // namespace cronledger::replay

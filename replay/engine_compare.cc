@@ -1,6 +1,7 @@
 // The replay engine's verifying half: the recorded decision stream of the replayed passes, the
 // two digests, and the first divergence.
 
+#include "model/inputs.h"
 #include "replay/digest.h"
 #include "replay/engine_internal.h"
 
@@ -13,21 +14,141 @@ Status Engine::ReadRecorded(std::vector<model::Decision>* out) {
   });
 }
 
-void Engine::SelectRecorded(std::vector<model::Decision>&& all) {
+bool Engine::Selected(const model::Decision& d) const {
   const ReplayScope& scope = options_.scope;
+  const uint64_t tick = d.cause.tick_seq;
+  // A decision of a replayed pass, or one that no pass of the log made (forged, or its Tick
+  // lost) but that falls in the scope: both must match the derived stream.
+  return replayed_ticks_.count(tick) != 0 ||
+         (all_ticks_.count(tick) == 0 && scope.Selects(d.cron_job.namespace_, d.cron_job.name) &&
+          scope.InWindow(d.time) &&
+          (!scope.selector ||
+           label_selected_.count(FamilyKey(d.cron_job.namespace_, d.cron_job.name)) != 0));
+}
+
+void Engine::SelectRecorded(std::vector<model::Decision>&& all) {
   for (model::Decision& d : all) {
     ++result_.decisions_scanned;
     ++records_;
     Progress(false);
-    const uint64_t tick = d.cause.tick_seq;
-    // A decision of a replayed pass, or one that no pass of the log made (forged, or its Tick
-    // lost) but that falls in the scope: both must match the derived stream.
-    if (replayed_ticks_.count(tick) != 0 ||
-        (all_ticks_.count(tick) == 0 && scope.Selects(d.cron_job.namespace_, d.cron_job.name) &&
-         scope.InWindow(d.time) &&
-         (!scope.selector ||
-          label_selected_.count(FamilyKey(d.cron_job.namespace_, d.cron_job.name)) != 0))) {
-      result_.recorded.push_back(std::move(d));
+    if (Selected(d)) result_.recorded.push_back(std::move(d));
+  }
+}
+
+Status RecordedStream::Read(RecordSource& source) {
+  Batch b;
+  bool stop = false;
+  const Status s = source.ScanDecisionBytes([&](uint64_t seq, std::string_view bytes) {
+    b.bytes.append(bytes);
+    b.ends.push_back(static_cast<uint32_t>(b.bytes.size()));
+    b.seqs.push_back(seq);
+    if (b.seqs.size() == kBatch || b.bytes.size() > (64u << 20)) {
+      Publish(std::move(b));
+      b = Batch();
+      std::lock_guard<std::mutex> l(mu_);
+      stop = stopped_;
+    }
+    return !stop;
+  });
+  if (!b.seqs.empty()) Publish(std::move(b));
+  std::lock_guard<std::mutex> l(mu_);
+  done_ = true;
+  ready_.notify_one();
+  return s;
+}
+
+void RecordedStream::Publish(Batch&& b) {
+  std::unique_lock<std::mutex> l(mu_);
+  space_.wait(l, [&] { return batches_.size() < kMaxBatches || stopped_; });
+  if (stopped_) return;
+  batches_.push_back(std::move(b));
+  ready_.notify_one();
+}
+
+RecordedStream::Next RecordedStream::NextBatch(bool wait) {
+  std::unique_lock<std::mutex> l(mu_);
+  if (wait) ready_.wait(l, [&] { return !batches_.empty() || done_ || stopped_; });
+  if (stopped_ || (batches_.empty() && done_)) return kEnd;
+  if (batches_.empty()) return kNotYet;
+  cur_ = std::move(batches_.front());
+  batches_.pop_front();
+  pos_ = 0;
+  space_.notify_one();
+  return kRecord;
+}
+
+void RecordedStream::Stop() {
+  std::lock_guard<std::mutex> l(mu_);
+  stopped_ = true;
+  space_.notify_one();
+  ready_.notify_one();
+}
+
+// Equal records have equal stored bytes (the encoding is deterministic and decodes to the same
+// record), so a derived decision encoded as the record it would be stored as (with the recorded
+// seq) is compared with the recorded bytes; only a record whose bytes differ is decoded. One that
+// is not of a pass replayed so far is passed over (a window, a pass out of scope) and checked
+// against the final selection after the scan; any other difference ends the fast verify (the full
+// replay reports it).
+void Engine::MatchDerived(model::Decision&& d) {
+  canonical_.clear();
+  model::AppendCanonicalDecisionBytes(d, &canonical_);
+  fast_digest_.AddBytes(canonical_);
+  pending_.push_back(std::move(d));
+  MatchPending(false);
+}
+
+void Engine::MatchPending(bool wait) {
+  while (!pending_.empty() && !fast_failed_) {
+    model::Decision& d = pending_.front();
+    uint64_t seq = 0;
+    std::string_view bytes;
+    const RecordedStream::Next next = stream_->Take(wait, &seq, &bytes);
+    if (next == RecordedStream::kNotYet) return;
+    if (next == RecordedStream::kEnd) {  // the replay derived a decision that was not recorded
+      fast_failed_ = true;
+      return;
+    }
+    ++result_.decisions_scanned;
+    ++records_;
+    Progress(false);
+    d.seq = seq;
+    encoded_.clear();
+    model::EncodeDecisionRecord(d, &encoded_);
+    d.seq = 0;
+    if (encoded_ == bytes) {
+      pending_.pop_front();
+      continue;
+    }
+    auto recorded = model::DecodeDecisionRecord(bytes);
+    if (!recorded.ok() || recorded->cause.tick_seq == d.cause.tick_seq ||
+        replayed_ticks_.count(recorded->cause.tick_seq) != 0) {
+      fast_failed_ = true;
+      return;
+    }
+    passed_over_.push_back(std::move(*recorded));
+  }
+}
+
+void Engine::FinishFast() {
+  MatchPending(true);
+  if (fast_failed_) return;
+  uint64_t seq = 0;
+  std::string_view bytes;
+  while (stream_->Take(true, &seq, &bytes) == RecordedStream::kRecord) {
+    ++result_.decisions_scanned;
+    ++records_;
+    Progress(false);
+    auto recorded = model::DecodeDecisionRecord(bytes);
+    if (!recorded.ok() || Selected(*recorded)) {
+      fast_failed_ = true;
+      return;
+    }
+  }
+  for (const model::Decision& d : passed_over_) {
+    if (Selected(d)) {
+      fast_failed_ = true;
+      return;
     }
   }
 }

@@ -15,6 +15,7 @@
 
 #include "model/api_call.h"
 #include "model/timezone.h"
+#include "replay/digest.h"
 #include "replay/engine.h"
 
 namespace cronledger::replay::internal {
@@ -111,6 +112,51 @@ class PassQueue {
   bool closed_ = false;
 };
 
+// The recorded decision records of a verify-only replay as stored (not decoded), read on their own
+// thread and taken in log order by the thread that decides. Bounded: the reader waits while
+// kMaxBatches are unread.
+class RecordedStream {
+ public:
+  // The reader thread: every record of the source, then the end.
+  Status Read(RecordSource& source);
+  enum Next { kRecord, kNotYet, kEnd };
+  // The next record in log order. kEnd at the end (or once Stop() was called); kNotYet when it
+  // is not read yet and `wait` is false. Never waits while `wait` is false: a source may serialize
+  // the two scans (a read-only ledger catching up), so the input scan must not wait for this one.
+  Next Take(bool wait, uint64_t* seq, std::string_view* bytes) {
+    if (pos_ == cur_.seqs.size()) {
+      const Next n = NextBatch(wait);
+      if (n != kRecord) return n;
+    }
+    *seq = cur_.seqs[pos_];
+    const uint32_t begin = pos_ == 0 ? 0 : cur_.ends[pos_ - 1];
+    *bytes = std::string_view(cur_.bytes).substr(begin, cur_.ends[pos_] - begin);
+    ++pos_;
+    return kRecord;
+  }
+  // The consumer gives up: the reader stops at its next record.
+  void Stop();
+
+ private:
+  struct Batch {
+    std::string bytes;           // the records, back to back
+    std::vector<uint32_t> ends;  // where each ends in `bytes`
+    std::vector<uint64_t> seqs;
+  };
+  static constexpr size_t kBatch = 1024;
+  static constexpr size_t kMaxBatches = 64;
+  Next NextBatch(bool wait);
+  void Publish(Batch&& b);
+
+  std::mutex mu_;
+  std::condition_variable ready_, space_;
+  std::deque<Batch> batches_;
+  bool done_ = false;
+  bool stopped_ = false;
+  Batch cur_;  // the consumer's
+  size_t pos_ = 0;
+};
+
 class Engine {
  public:
   Engine(RecordSource& source, const ReplayOptions& options, ReplayObserver* observer)
@@ -118,8 +164,12 @@ class Engine {
         options_(options),
         observer_(observer),
         // Recorded passes without observers never encode a Job of the view.
-        history_(MakeFilter(options), observer == nullptr && options.what_if.empty()) {}
+        history_(MakeFilter(options), observer == nullptr && options.what_if.empty()),
+        fast_(options.verify_only && observer == nullptr && options.what_if.empty()) {}
   Result<ReplayResult> Run();
+  // A verify-only run (ReplayOptions::verify_only, no what-if, no observer) that found a
+  // difference: its result is not to be used, the full replay decides.
+  bool fast_failed() const { return fast_failed_; }
 
  private:
   static std::function<bool(std::string_view, std::string_view)> MakeFilter(const ReplayOptions& o);
@@ -153,6 +203,16 @@ class Engine {
   // Keeps the recorded decisions the replay compares (after the input scan).
   void SelectRecorded(std::vector<model::Decision>&& all);
   void Compare();
+  // Whether a recorded decision is compared with the derived stream (after the input scan).
+  bool Selected(const model::Decision& d) const;
+  // Verify-only: hashes a derived decision and matches it with the next recorded record.
+  void MatchDerived(model::Decision&& d);
+  // Matches the derived decisions waiting for their recorded records as far as these are read
+  // (all of them when `wait`).
+  void MatchPending(bool wait);
+  // Verify-only, after the input scan: no recorded record left over that the full replay would
+  // compare. False (and fast_failed_) otherwise.
+  void FinishFast();
 
   RecordSource& source_;
   const ReplayOptions& options_;
@@ -176,6 +236,15 @@ class Engine {
   std::unique_ptr<PassQueue> queue_;
   uint64_t records_ = 0;
   uint64_t total_ = 0;
+  // Verify-only (fast_): the recorded records, the one chain of the (equal so far) streams, the
+  // recorded decisions passed over (not of a replayed pass, decoded; checked after the scan).
+  bool fast_ = false;
+  bool fast_failed_ = false;
+  std::unique_ptr<RecordedStream> stream_;
+  DecisionDigest fast_digest_;
+  std::vector<model::Decision> passed_over_;
+  std::deque<model::Decision> pending_;  // derived, hashed, not matched yet
+  std::string canonical_, encoded_;      // scratch
 };
 
 }  // namespace cronledger::replay::internal

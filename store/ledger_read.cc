@@ -271,6 +271,31 @@ Status RocksDbLedger::ScanDecisions(uint64_t from_seq,
   return FromRocks(it->status(), "decision log scan");
 }
 
+Status Ledger::ScanDecisionBytes(uint64_t from_seq,
+                                 const std::function<bool(uint64_t, std::string_view)>& fn) {
+  std::string bytes;
+  return ScanDecisions(from_seq, [&](const model::Decision& d) {
+    bytes.clear();
+    model::EncodeDecisionRecord(d, &bytes);
+    return fn(d.seq, bytes);
+  });
+}
+
+Status RocksDbLedger::ScanDecisionBytes(uint64_t from_seq,
+                                        const std::function<bool(uint64_t, std::string_view)>& fn) {
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
+  rocksdb::ReadOptions ro;
+  ro.snapshot = scope.snapshot();
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kDecisionsCf]));
+  for (it->Seek(keys::Be64(from_seq)); it->Valid(); it->Next()) {
+    uint64_t seq = 0;
+    if (!keys::GetBe64(ToView(it->key()), &seq)) return Status::Corruption("decision log key");
+    if (!fn(seq, ToView(it->value()))) break;
+  }
+  return FromRocks(it->status(), "decision log scan");
+}
+
 Result<std::vector<model::Decision>> RocksDbLedger::IndexScan(
     const std::string& prefix, Time from, Time to, size_t limit,
     std::optional<model::DecisionAction> action, Cover cover) {

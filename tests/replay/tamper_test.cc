@@ -48,8 +48,10 @@ void CopyLedger(store::Ledger& from, const std::string& path,
   ASSERT_TRUE((*to)->Commit(std::move(decisions)).ok());
 }
 
-ReplayResult Verify(RecordSource& src) {
-  auto r = Replay(src, ReplayOptions{});
+ReplayResult Verify(RecordSource& src, bool verify_only = false) {
+  ReplayOptions o;
+  o.verify_only = verify_only;
+  auto r = Replay(src, o);
   CL_CHECK(r.ok());
   return std::move(*r);
 }
@@ -88,16 +90,19 @@ TEST(Tamper, AModifiedDecisionIsTheFirstDivergenceWithItsPass) {
   auto copy = store::Ledger::Open(lo);
   ASSERT_TRUE(copy.ok());
   LedgerSource src(**copy);
-  const ReplayResult r = Verify(src);
-  ASSERT_TRUE(r.first_divergence.has_value());
-  EXPECT_EQ(r.divergences, 1u);
-  EXPECT_NE(r.derived_digest.sha256, r.recorded_digest.sha256);
-  const Divergence& d = *r.first_divergence;
-  EXPECT_EQ(d.recorded->reason, "Suspended");
-  EXPECT_EQ(d.derived->reason, "ConcurrencyForbid");
-  ASSERT_TRUE(d.pass.has_value());
-  EXPECT_EQ(d.pass->tick_seq, forged_tick);
-  EXPECT_EQ(d.pass->job_seqs.count(reconciler::JobName("forbid", At(10, 0))), 1u);
+  // The same report from the full replay and from a verify-only one (replay --verify).
+  for (const bool verify_only : {false, true}) {
+    const ReplayResult r = Verify(src, verify_only);
+    ASSERT_TRUE(r.first_divergence.has_value());
+    EXPECT_EQ(r.divergences, 1u);
+    EXPECT_NE(r.derived_digest.sha256, r.recorded_digest.sha256);
+    const Divergence& d = *r.first_divergence;
+    EXPECT_EQ(d.recorded->reason, "Suspended");
+    EXPECT_EQ(d.derived->reason, "ConcurrencyForbid");
+    ASSERT_TRUE(d.pass.has_value());
+    EXPECT_EQ(d.pass->tick_seq, forged_tick);
+    EXPECT_EQ(d.pass->job_seqs.count(reconciler::JobName("forbid", At(10, 0))), 1u);
+  }
 }
 
 // Rewrites a bundle without line `drop` (1-based), with consistent counts and checksum: what a
