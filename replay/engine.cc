@@ -161,27 +161,20 @@ Result<ReplayResult> Engine::Run() {
   total_ = source_.ApproximateRecords();
   CL_RETURN_IF_ERROR(OnConfig(model::ConfigChange{Time(), "localTimeZone", "Local"}));
   if (fast_) {
-    // Verify-only: the recorded records are read (not decoded) on a second thread and matched
-    // with the derived decisions as the passes are decided (MatchDerived).
-    stream_ = std::make_unique<RecordedStream>();
-    Status read_status;
-    std::thread reader([&] { read_status = stream_->Read(source_); });
+    // Verify-only: the recorded records are read (not decoded) and matched with the derived
+    // decisions on two more threads while the passes are decided (StreamVerifier).
+    verifier_ = std::make_unique<StreamVerifier>(source_);
     Status status;
     Status scanned = source_.ScanInputs([&](const store::LogRecord& rec) {
       status = OnInput(rec);
-      return status.ok() && !fast_failed_;
+      return status.ok() && !fast_failed_ && !verifier_->failed();
     });
     if (scanned.ok() && status.ok() && !fast_failed_) FinishFast();
-    stream_->Stop();
-    reader.join();
+    verifier_.reset();
     CL_RETURN_IF_ERROR(scanned);
     CL_RETURN_IF_ERROR(status);
-    // A decision log that cannot be read is reported by the full replay.
-    if (!read_status.ok()) fast_failed_ = true;
     if (fast_failed_) return std::move(result_);
     for (const auto& [tick_seq, p] : open_) result_.interrupted_passes += p.in_scope;
-    result_.derived_digest = {fast_digest_.count(), fast_digest_.Hex()};
-    result_.recorded_digest = result_.derived_digest;
     Progress(true);
     return std::move(result_);
   }

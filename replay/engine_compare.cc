@@ -84,75 +84,6 @@ void RecordedStream::Stop() {
   ready_.notify_one();
 }
 
-// Equal records have equal stored bytes (the encoding is deterministic and decodes to the same
-// record), so a derived decision encoded as the record it would be stored as (with the recorded
-// seq) is compared with the recorded bytes; only a record whose bytes differ is decoded. One that
-// is not of a pass replayed so far is passed over (a window, a pass out of scope) and checked
-// against the final selection after the scan; any other difference ends the fast verify (the full
-// replay reports it).
-void Engine::MatchDerived(model::Decision&& d) {
-  canonical_.clear();
-  model::AppendCanonicalDecisionBytes(d, &canonical_);
-  fast_digest_.AddBytes(canonical_);
-  pending_.push_back(std::move(d));
-  MatchPending(false);
-}
-
-void Engine::MatchPending(bool wait) {
-  while (!pending_.empty() && !fast_failed_) {
-    model::Decision& d = pending_.front();
-    uint64_t seq = 0;
-    std::string_view bytes;
-    const RecordedStream::Next next = stream_->Take(wait, &seq, &bytes);
-    if (next == RecordedStream::kNotYet) return;
-    if (next == RecordedStream::kEnd) {  // the replay derived a decision that was not recorded
-      fast_failed_ = true;
-      return;
-    }
-    ++result_.decisions_scanned;
-    ++records_;
-    Progress(false);
-    d.seq = seq;
-    encoded_.clear();
-    model::EncodeDecisionRecord(d, &encoded_);
-    d.seq = 0;
-    if (encoded_ == bytes) {
-      pending_.pop_front();
-      continue;
-    }
-    auto recorded = model::DecodeDecisionRecord(bytes);
-    if (!recorded.ok() || recorded->cause.tick_seq == d.cause.tick_seq ||
-        replayed_ticks_.count(recorded->cause.tick_seq) != 0) {
-      fast_failed_ = true;
-      return;
-    }
-    passed_over_.push_back(std::move(*recorded));
-  }
-}
-
-void Engine::FinishFast() {
-  MatchPending(true);
-  if (fast_failed_) return;
-  uint64_t seq = 0;
-  std::string_view bytes;
-  while (stream_->Take(true, &seq, &bytes) == RecordedStream::kRecord) {
-    ++result_.decisions_scanned;
-    ++records_;
-    Progress(false);
-    auto recorded = model::DecodeDecisionRecord(bytes);
-    if (!recorded.ok() || Selected(*recorded)) {
-      fast_failed_ = true;
-      return;
-    }
-  }
-  for (const model::Decision& d : passed_over_) {
-    if (Selected(d)) {
-      fast_failed_ = true;
-      return;
-    }
-  }
-}
-
 namespace {
 
 std::optional<PassSummary> PassOfTick(const std::vector<PassSummary>& passes, uint64_t tick) {
@@ -232,6 +163,122 @@ void Engine::Compare() {
   result_.derived_digest = {derived_digest.count(), derived_digest.Hex()};
   result_.recorded_digest = {recorded_digest.count(), recorded_digest.Hex()};
   result_.first_divergence = std::move(first);
+}
+
+StreamVerifier::StreamVerifier(RecordSource& source) {
+  reader_ = std::thread([this, &source] { read_status_ = stream_.Read(source); });
+  matcher_ = std::thread([this] { Match(); });
+}
+
+StreamVerifier::~StreamVerifier() {
+  Fail();
+  Close();
+  if (matcher_.joinable()) matcher_.join();
+  stream_.Stop();
+  if (reader_.joinable()) reader_.join();
+}
+
+void StreamVerifier::Flush() {
+  std::unique_lock<std::mutex> l(mu_);
+  space_.wait(l, [&] { return batches_.size() < kMaxBatches; });
+  batches_.push_back(std::move(batch_));
+  batch_.clear();
+  ready_.notify_one();
+}
+
+void StreamVerifier::Close() {
+  if (!batch_.empty()) Flush();
+  std::lock_guard<std::mutex> l(mu_);
+  closed_ = true;
+  ready_.notify_one();
+}
+
+bool StreamVerifier::Finish() {
+  Close();
+  matcher_.join();
+  stream_.Stop();
+  reader_.join();
+  if (!read_status_.ok()) Fail();  // reported by the full replay
+  return !failed();
+}
+
+void StreamVerifier::Match() {
+  std::vector<model::Decision> batch;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      ready_.wait(l, [&] { return !batches_.empty() || closed_; });
+      if (batches_.empty()) break;
+      batch = std::move(batches_.front());
+      batches_.pop_front();
+      space_.notify_one();
+    }
+    if (failed()) continue;  // the scan is stopping: take its batches, do nothing
+    for (model::Decision& d : batch) {
+      canonical_.clear();
+      model::AppendCanonicalDecisionBytes(d, &canonical_);
+      digest_.AddBytes(canonical_);
+      pending_.push_back(std::move(d));
+    }
+    batch.clear();
+    MatchPending(false);
+  }
+  if (failed()) return;
+  // The scan is over: the reader may go on now.
+  MatchPending(true);
+  uint64_t seq = 0;
+  std::string_view bytes;
+  while (!failed() && stream_.Take(true, &seq, &bytes) == RecordedStream::kRecord) {
+    ++records_;
+    auto recorded = model::DecodeDecisionRecord(bytes);
+    if (!recorded.ok()) return Fail();  // the full replay reports it
+    passed_over_.push_back(std::move(*recorded));
+  }
+}
+
+// Equal records have equal stored bytes (the encoding is deterministic and decodes to the same
+// record), so a derived decision is encoded as the record it would be stored as (with the
+// recorded seq) and compared with the recorded bytes; only a record whose bytes differ is
+// decoded. One of another pass is passed over (a window, a pass out of scope): the engine checks
+// it against the final selection; any other difference ends the fast verify.
+void StreamVerifier::MatchPending(bool wait) {
+  while (!pending_.empty() && !failed()) {
+    model::Decision& d = pending_.front();
+    uint64_t seq = 0;
+    std::string_view bytes;
+    const RecordedStream::Next next = stream_.Take(wait, &seq, &bytes);
+    if (next == RecordedStream::kNotYet) return;
+    if (next == RecordedStream::kEnd) return Fail();  // a derived decision was not recorded
+    ++records_;
+    d.seq = seq;
+    encoded_.clear();
+    model::EncodeDecisionRecord(d, &encoded_);
+    d.seq = 0;
+    if (encoded_ == bytes) {
+      pending_.pop_front();
+      continue;
+    }
+    auto recorded = model::DecodeDecisionRecord(bytes);
+    if (!recorded.ok() || recorded->cause.tick_seq == d.cause.tick_seq) return Fail();
+    passed_over_.push_back(std::move(*recorded));
+  }
+}
+
+void Engine::FinishFast() {
+  if (!verifier_->Finish()) {
+    fast_failed_ = true;
+    return;
+  }
+  for (const model::Decision& d : verifier_->passed_over()) {
+    if (Selected(d)) {
+      fast_failed_ = true;
+      return;
+    }
+  }
+  result_.decisions_scanned = verifier_->recorded_records();
+  records_ += verifier_->recorded_records();
+  result_.derived_digest = {verifier_->digest().count(), verifier_->digest().Hex()};
+  result_.recorded_digest = result_.derived_digest;
 }
 
 }  // namespace cronledger::replay::internal

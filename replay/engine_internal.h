@@ -2,6 +2,7 @@
 
 // The replay engine's internals (replay/engine.h), shared by engine*.cc only.
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -9,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -157,6 +159,58 @@ class RecordedStream {
   size_t pos_ = 0;
 };
 
+// The comparison of a verify-only replay (ReplayOptions::verify_only), on its own thread: the scan
+// hands over the derived decisions in stream order, in batches; this thread hashes each once
+// (one chain: the streams are equal while the fast verify holds) and compares it with the next
+// recorded record by their stored bytes; a recorded record whose bytes differ and that belongs to
+// another pass is passed over (decoded, checked against the final selection by the engine).
+// The matching thread never waits for the decision reader while the scan runs (a source may
+// serialize the two scans); the scan waits only while kMaxBatches batches are unmatched.
+class StreamVerifier {
+ public:
+  explicit StreamVerifier(RecordSource& source);
+  ~StreamVerifier();
+  // The scan thread: the next derived decision (cause filled, seq 0).
+  void Add(model::Decision&& d) {
+    batch_.push_back(std::move(d));
+    if (batch_.size() == kBatch) Flush();
+  }
+  // A difference was found: the fast verify does not hold (the scan may stop).
+  bool failed() const { return failed_.load(std::memory_order_relaxed); }
+  // After the input scan: matches the rest. True when every derived decision matched a recorded
+  // record; then passed_over() holds the recorded decisions that did not, which the full replay
+  // must not compare either.
+  bool Finish();
+  const std::vector<model::Decision>& passed_over() const { return passed_over_; }
+  const DecisionDigest& digest() const { return digest_; }
+  uint64_t recorded_records() const { return records_; }
+
+ private:
+  static constexpr size_t kBatch = 256;
+  static constexpr size_t kMaxBatches = 64;
+  void Flush();
+  void Close();
+  void Match();                  // the matching thread
+  void MatchPending(bool wait);  // pending_ against the recorded records read so far
+  void Fail() { failed_.store(true, std::memory_order_relaxed); }
+
+  RecordedStream stream_;
+  Status read_status_;
+  std::thread reader_, matcher_;
+  std::atomic<bool> failed_{false};
+  std::vector<model::Decision> batch_;  // the scan thread's
+  std::mutex mu_;
+  std::condition_variable ready_, space_;
+  std::deque<std::vector<model::Decision>> batches_;
+  bool closed_ = false;
+  // The matching thread's (read by the others after it is joined).
+  std::deque<model::Decision> pending_;  // hashed, not matched yet
+  std::vector<model::Decision> passed_over_;
+  DecisionDigest digest_;
+  uint64_t records_ = 0;
+  std::string canonical_, encoded_;  // scratch
+};
+
 class Engine {
  public:
   Engine(RecordSource& source, const ReplayOptions& options, ReplayObserver* observer)
@@ -205,13 +259,8 @@ class Engine {
   void Compare();
   // Whether a recorded decision is compared with the derived stream (after the input scan).
   bool Selected(const model::Decision& d) const;
-  // Verify-only: hashes a derived decision and matches it with the next recorded record.
-  void MatchDerived(model::Decision&& d);
-  // Matches the derived decisions waiting for their recorded records as far as these are read
-  // (all of them when `wait`).
-  void MatchPending(bool wait);
-  // Verify-only, after the input scan: no recorded record left over that the full replay would
-  // compare. False (and fast_failed_) otherwise.
+  // Verify-only, after the input scan: whether every recorded decision the full replay would
+  // compare matched (fast_failed_ otherwise).
   void FinishFast();
 
   RecordSource& source_;
@@ -236,15 +285,10 @@ class Engine {
   std::unique_ptr<PassQueue> queue_;
   uint64_t records_ = 0;
   uint64_t total_ = 0;
-  // Verify-only (fast_): the recorded records, the one chain of the (equal so far) streams, the
-  // recorded decisions passed over (not of a replayed pass, decoded; checked after the scan).
+  // Verify-only (fast_): the comparison on its own thread.
   bool fast_ = false;
   bool fast_failed_ = false;
-  std::unique_ptr<RecordedStream> stream_;
-  DecisionDigest fast_digest_;
-  std::vector<model::Decision> passed_over_;
-  std::deque<model::Decision> pending_;  // derived, hashed, not matched yet
-  std::string canonical_, encoded_;      // scratch
+  std::unique_ptr<StreamVerifier> verifier_;
 };
 
 }  // namespace cronledger::replay::internal

@@ -159,9 +159,8 @@ void Engine::RunPass(PassSummary summary, const FamilyView& view, OpenPass& p,
   if (fast_) {
     if (!summary.problem.empty()) fast_failed_ = true;
     ++result_.passes_replayed;
-    for (model::Decision& d : result.decisions) {
-      if (fast_failed_) break;
-      MatchDerived(std::move(d));
+    if (!fast_failed_) {
+      for (model::Decision& d : result.decisions) verifier_->Add(std::move(d));
     }
     return;
   }
