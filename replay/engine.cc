@@ -4,6 +4,7 @@
 
 #include "model/json.h"
 #include "replay/engine_internal.h"
+#include "replay/job_fields.h"
 
 namespace cronledger::replay {
 namespace internal {
@@ -71,6 +72,11 @@ Status Engine::OnOutcome(uint64_t seq, const model::ActionOutcome& o) {
   p.outcome_seqs.push_back(seq);
   if (!p.in_scope) {
     p.outcomes.emplace_back();
+    return Status::Ok();
+  }
+  if (fast_) {  // a verify-only pass reads only some of the outcome (replay/job_fields.h)
+    CL_ASSIGN_OR_RETURN(model::ApiOutcome outcome, DecodeOutcomeFields(o.payload, o.verb, o.kind));
+    p.outcomes.push_back(std::move(outcome));
     return Status::Ok();
   }
   CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(o.payload));
