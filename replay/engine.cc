@@ -170,11 +170,21 @@ Result<ReplayResult> Engine::Run() {
     // Verify-only: the recorded records are read (not decoded) and matched with the derived
     // decisions on two more threads while the passes are decided (StreamVerifier).
     verifier_ = std::make_unique<StreamVerifier>(source_);
+    std::thread decider;
+    if (options_.decide_on_second_thread) {
+      queue_ = std::make_unique<PassQueue>();
+      decider = std::thread([this] { DecideQueued(); });
+    }
     Status status;
     Status scanned = source_.ScanInputs([&](const store::LogRecord& rec) {
       status = OnInput(rec);
       return status.ok() && !fast_failed_ && !verifier_->failed();
     });
+    if (queue_) {
+      queue_->Close();
+      decider.join();
+      queue_.reset();
+    }
     if (scanned.ok() && status.ok() && !fast_failed_) FinishFast();
     verifier_.reset();
     CL_RETURN_IF_ERROR(scanned);

@@ -287,7 +287,7 @@ class Engine {
   uint64_t total_ = 0;
   // Verify-only (fast_): the comparison on its own thread.
   bool fast_ = false;
-  bool fast_failed_ = false;
+  std::atomic<bool> fast_failed_{false};  // also set by the deciding thread
   std::unique_ptr<StreamVerifier> verifier_;
 };
 

@@ -110,18 +110,20 @@ TEST_F(IncidentDay, VerifyReproducesTheRecordedStreamWithTheSameDigest) {
 }
 
 // A verify-only replay (ReplayOptions::verify_only: recorded records compared by their stored
-// bytes as the passes are decided) gives the full replay's counts and digests, also for windows
-// and a single CronJob, where recorded records of other passes are passed over; it keeps no
-// streams.
+// bytes as the passes are decided), with the passes decided on the scanning thread or a second
+// one, gives the full replay's counts and digests, also for windows and a single CronJob, where
+// recorded records of other passes are passed over; it keeps no streams.
 TEST_F(IncidentDay, VerifyOnlyGivesTheFullReplaysCountsAndDigests) {
   std::vector<ReplayOptions> scopes(4);
   scopes[1].scope.since = At(10, 30);
   scopes[2].scope.until = At(11, 0);
   scopes[3].scope.cron_job = "default/forbid";
   scopes[3].scope.since = At(10, 7);
-  for (ReplayOptions o : scopes) {
+  for (size_t i = 0; i < 2 * scopes.size(); ++i) {
+    ReplayOptions o = scopes[i / 2];
     const ReplayResult full = Run(o);
     o.verify_only = true;
+    o.decide_on_second_thread = i % 2 == 1;  // what replay --verify runs
     const ReplayResult fast = Run(o);
     EXPECT_EQ(full.divergences, 0u);
     EXPECT_EQ(fast.divergences, 0u);

@@ -51,6 +51,7 @@ void CopyLedger(store::Ledger& from, const std::string& path,
 ReplayResult Verify(RecordSource& src, bool verify_only = false) {
   ReplayOptions o;
   o.verify_only = verify_only;
+  o.decide_on_second_thread = verify_only;  // as replay --verify runs
   auto r = Replay(src, o);
   CL_CHECK(r.ok());
   return std::move(*r);
