@@ -118,7 +118,7 @@ Status Engine::OnPassEnd(uint64_t seq, const model::PassEnd& e) {
     history_.Trim(key, e.view_seq);
     return Seed(e);
   }
-  replayed_ticks_.insert(e.tick_seq);
+  replayed_ticks_.Insert(e.tick_seq);
   ReplayPass(e.tick_seq, p, e);
   history_.Trim(key, e.view_seq);
   return Status::Ok();
@@ -138,7 +138,7 @@ Status Engine::OnInput(const store::LogRecord& rec) {
         } else if constexpr (std::is_same_v<T, model::ConfigChange>) {
           return OnConfig(in);
         } else if constexpr (std::is_same_v<T, model::Tick>) {
-          all_ticks_.insert(seq);
+          all_ticks_.Insert(seq);
           OpenPass& p = open_[seq];
           p.tick = in;
           p.in_scope =

@@ -19,8 +19,8 @@ bool Engine::Selected(const model::Decision& d) const {
   const uint64_t tick = d.cause.tick_seq;
   // A decision of a replayed pass, or one that no pass of the log made (forged, or its Tick
   // lost) but that falls in the scope: both must match the derived stream.
-  return replayed_ticks_.count(tick) != 0 ||
-         (all_ticks_.count(tick) == 0 && scope.Selects(d.cron_job.namespace_, d.cron_job.name) &&
+  return replayed_ticks_.Contains(tick) ||
+         (!all_ticks_.Contains(tick) && scope.Selects(d.cron_job.namespace_, d.cron_job.name) &&
           scope.InWindow(d.time) &&
           (!scope.selector ||
            label_selected_.count(FamilyKey(d.cron_job.namespace_, d.cron_job.name)) != 0));

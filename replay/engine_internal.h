@@ -2,6 +2,7 @@
 
 // The replay engine's internals (replay/engine.h), shared by engine*.cc only.
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -21,6 +22,28 @@
 #include "replay/engine.h"
 
 namespace cronledger::replay::internal {
+
+// A set of seqs inserted mostly in increasing order (the ticks of the log): a vector, sorted on
+// the first lookup after an insert out of order. Lookups come after the input scan.
+class SeqSet {
+ public:
+  void Insert(uint64_t seq) {
+    if (!seqs_.empty() && seq <= seqs_.back()) sorted_ = false;
+    seqs_.push_back(seq);
+  }
+  bool Contains(uint64_t seq) const {
+    if (!sorted_) {
+      std::sort(seqs_.begin(), seqs_.end());
+      seqs_.erase(std::unique(seqs_.begin(), seqs_.end()), seqs_.end());
+      sorted_ = true;
+    }
+    return std::binary_search(seqs_.begin(), seqs_.end(), seq);
+  }
+
+ private:
+  mutable std::vector<uint64_t> seqs_;
+  mutable bool sorted_ = true;
+};
 
 struct RecordedCall {  // what an ActionIntent says about its call
   std::string verb;
@@ -274,8 +297,8 @@ class Engine {
   bool history_cleanup_ = true;
   std::map<uint64_t, OpenPass> open_;                    // by tick seq
   std::unordered_map<uint64_t, uint64_t> intent_tick_;   // unanswered intent seq -> tick seq
-  std::unordered_set<uint64_t> all_ticks_;               // every Tick seq seen
-  std::unordered_set<uint64_t> replayed_ticks_;          // ticks of replayed passes
+  SeqSet all_ticks_;                                     // every Tick seq seen
+  SeqSet replayed_ticks_;                                // ticks of replayed passes
   std::unordered_set<std::string> label_selected_;       // families a selector chose at a Tick
   std::unordered_map<std::string, ChainEntry> chain_;    // by "ns/name"
   std::unordered_map<std::string, CachedInput> inputs_;  // by "ns/name" (what-if passes)
