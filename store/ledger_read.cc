@@ -245,6 +245,8 @@ Status RocksDbLedger::ScanInputsAt(const rocksdb::Snapshot* snapshot, uint64_t f
     if (raw_it && ev != nullptr && !rec.raw_pruned) {
       // The raw column family has a key for every watch event with bytes, in the same order.
       const std::string key = keys::Be64(rec.seq);
+      // Usually the next key: step to it, seek only when that does not reach it.
+      if (raw_it->Valid() && raw_it->key().compare(key) < 0) raw_it->Next();
       if (!raw_it->Valid() || raw_it->key().compare(key) < 0) raw_it->Seek(key);
       if (raw_it->Valid() && raw_it->key() == rocksdb::Slice(key)) {
         CL_RETURN_IF_ERROR(DecodeRawValueOf(rec.seq, ToView(raw_it->value()), &ev->raw));
