@@ -161,5 +161,57 @@ TEST(Tamper, AnInputRemovedFromABundleIsDetected) {
   EXPECT_EQ(d.pass->job_seqs.count(job), 1u);  // the view still holds the finished Job
 }
 
+// A decision log with a record removed, one added (a forged record no pass made, in scope) or
+// one given a Job object it did not have: a verify-only replay reports what the full replay
+// reports — the same count of divergences, first divergence and digests.
+TEST(Tamper, VerifyOnlyReportsMissingAddedAndChangedDecisionsAsTheFullReplay) {
+  SimWorld w(At(9, 59, 30), std::chrono::minutes(12));
+  RecordForbid(w);
+  std::vector<store::LogRecord> inputs;
+  std::vector<model::Decision> decisions;
+  ASSERT_TRUE(w.ledger()
+                  .ScanInputs(1, true,
+                              [&](const store::LogRecord& r) {
+                                inputs.push_back(r);
+                                return true;
+                              })
+                  .ok());
+  ASSERT_TRUE(w.ledger()
+                  .ScanDecisions(1,
+                                 [&](const model::Decision& d) {
+                                   decisions.push_back(d);
+                                   return true;
+                                 })
+                  .ok());
+  ASSERT_GT(decisions.size(), 10u);
+  std::vector<std::vector<model::Decision>> logs;
+  logs.push_back(decisions);  // intact
+  logs.push_back(decisions);
+  logs.back().erase(logs.back().begin() + static_cast<long>(decisions.size() / 2));
+  logs.push_back(decisions);
+  model::Decision forged = decisions.back();
+  forged.seq = decisions.back().seq + 1;
+  forged.cause.tick_seq = inputs.back().seq + 100;  // no such Tick
+  forged.reason = "Forged";
+  logs.back().push_back(forged);
+  logs.push_back(decisions);
+  logs.back().front().job_object = model::Json{{"x", 1}};
+  for (size_t i = 0; i < logs.size(); ++i) {
+    SCOPED_TRACE(i);
+    MemorySource src(inputs, logs[i]);
+    const ReplayResult full = Verify(src, false);
+    const ReplayResult fast = Verify(src, true);
+    EXPECT_EQ(full.divergences == 0, i == 0);
+    EXPECT_EQ(fast.divergences, full.divergences);
+    EXPECT_EQ(fast.derived_digest.sha256, full.derived_digest.sha256);
+    EXPECT_EQ(fast.recorded_digest.sha256, full.recorded_digest.sha256);
+    EXPECT_EQ(fast.recorded_digest.decisions, full.recorded_digest.decisions);
+    ASSERT_EQ(fast.first_divergence.has_value(), full.first_divergence.has_value());
+    if (!full.first_divergence) continue;
+    EXPECT_EQ(fast.first_divergence->index, full.first_divergence->index);
+    EXPECT_EQ(fast.first_divergence->what, full.first_divergence->what);
+  }
+}
+
 }  // namespace
 }  // namespace cronledger::replay
