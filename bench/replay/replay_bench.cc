@@ -2,13 +2,17 @@
 // loop against the SimCluster in virtual time (CRONJOBS CronJobs with mixed schedules and
 // policies over VIRTUAL_MINUTES), then measures, on the same records:
 //   peer:   the raw ledger scan — ScanInputs(with raw bytes) + ScanDecisions, records decoded;
-//   replay: replay --verify — the same scans plus the view fold, Decide for every pass, the
-//           comparison and both SHA-256 chains.
-// Each is run three times; the best is reported. Rates count input + decision records.
+//   replay: what replay --verify runs (ReplayOptions::verify_only, passes decided on a second
+//           thread) — the input scan with raw bytes and the decision log as stored bytes, the view
+//           fold, Decide for every pass, the byte comparison and the SHA-256 chain;
+//   and the same replay with the passes decided on the scanning thread (digest checked).
+// Each is run three times; the best is reported with its CPU time (all threads, and the scanning
+// thread alone). Rates count input + decision records.
 //
 // REPLAY_BENCH_DIR=DIR keeps the recorded ledger in DIR and reuses it when DIR already holds one
 // recorded with the same arguments (for profiling the replay alone); by default a temporary
-// directory is recorded and removed. REPLAY_BENCH_ROUNDS=N (default 3) sets the repetitions.
+// directory is recorded and removed. REPLAY_BENCH_ROUNDS=N (default 3) sets the repetitions;
+// REPLAY_BENCH_PROFILE=1 skips the single-thread variant.
 
 #include <unistd.h>
 
