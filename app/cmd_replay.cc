@@ -231,6 +231,10 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   options.scope = *scope;
   options.zoneinfo_dir = ZoneinfoDir(flags);
   options.progress = ProgressPrinter(io.err, "replay");
+  // --verify reports only the digests and the first divergence: the fast comparison, with the
+  // passes decided on a second thread (docs/replay.md "Throughput").
+  options.verify_only = flags.Has("verify");
+  options.decide_on_second_thread = flags.Has("verify");
   auto result = replay::Replay(*history->source, options);
   if (!result.ok()) {
     std::fprintf(io.err, "cronledger replay: %s\n", result.status().ToString().c_str());

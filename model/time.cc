@@ -29,14 +29,22 @@ void CivilFromDays(int64_t z, int64_t* y, int* m, int* d) {
   *y = yoe + era * 400 + (*m <= 2 ? 1 : 0);
 }
 
+// What snprintf("%0*lld", width, v) writes after the sign, without snprintf (it is called for
+// every field of every time the canonical encodings write).
 void AppendPadded(std::string* out, int64_t v, int width) {
   char buf[32];
+  uint64_t u = static_cast<uint64_t>(v);
   if (v < 0) {
     out->push_back('-');
-    v = -v;
+    u = 0 - u;
   }
-  std::snprintf(buf, sizeof(buf), "%0*lld", width, static_cast<long long>(v));
-  out->append(buf);
+  int n = 0;
+  do {
+    buf[n++] = static_cast<char>('0' + u % 10);
+    u /= 10;
+  } while (u != 0);
+  while (n < width && n < static_cast<int>(sizeof(buf))) buf[n++] = '0';
+  while (n > 0) out->push_back(buf[--n]);
 }
 
 std::string FormatCore(Time t, int offset_seconds) {
@@ -229,10 +237,9 @@ std::string FormatRfc3339(Time t, int offset_seconds) {
 
 std::string FormatRfc3339Nano(Time t) {
   std::string out = FormatCore(t, 0);
-  if (t.nanos() != 0) {
-    char buf[16];
-    std::snprintf(buf, sizeof(buf), ".%09d", t.nanos());
-    std::string frac(buf);
+  if (t.nanos() != 0) {  // ".%09d" without its trailing zeros
+    std::string frac = ".";
+    AppendPadded(&frac, t.nanos(), 9);
     while (frac.back() == '0') frac.pop_back();
     out += frac;
   }

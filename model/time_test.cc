@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <string>
+
 namespace cronledger {
 namespace {
 
@@ -56,6 +59,44 @@ TEST(Rfc3339, FormatsWithOffsetsAndNanos) {
   EXPECT_EQ(FormatRfc3339Nano(t.TruncateToSecond()), "2016-05-19T10:00:00Z");
   EXPECT_EQ(FormatRfc1123Z(t), "Thu, 19 May 2016 10:00:00 +0000");
   EXPECT_EQ(FormatRfc1123Z(t, -7 * 3600), "Thu, 19 May 2016 03:00:00 -0700");
+}
+
+// The fields are written without snprintf: the same text as "%04lld-%02lld-..." and ".%09d"
+// (trailing zeros dropped) over years 0..9999+, both signs of offsets and every nanosecond digit.
+TEST(Rfc3339, FormatsAsSnprintfDoes) {
+  auto reference = [](Time t, int offset) {
+    const Civil c = CivilFromUnix(t.unix_seconds(), offset);
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), "%04lld-%02d-%02dT%02d:%02d:%02d",
+                  static_cast<long long>(c.year), c.month, c.day, c.hour, c.minute, c.second);
+    std::string out = buf;
+    if (offset == 0) return out + "Z";
+    const int abs = offset < 0 ? -offset : offset;
+    std::snprintf(buf, sizeof(buf), "%c%02d:%02d", offset < 0 ? '-' : '+', abs / 3600,
+                  (abs / 60) % 60);
+    return out + buf;
+  };
+  uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < 20000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    const int64_t secs = static_cast<int64_t>(x % 320000000000ull) - 62135596800LL;  // 0001..10100
+    const int32_t nanos = static_cast<int32_t>((x >> 20) % 1000000000);
+    const int offset = static_cast<int>((x >> 40) % 100800) - 50400;
+    const Time t = Time::FromUnix(secs, i % 3 == 0 ? 0 : nanos);
+    EXPECT_EQ(FormatRfc3339(t, offset), reference(t, offset));
+    char frac[16];
+    std::snprintf(frac, sizeof(frac), ".%09d", t.nanos());
+    std::string want = reference(t, 0);
+    want.pop_back();
+    if (t.nanos() != 0) {
+      std::string f = frac;
+      while (f.back() == '0') f.pop_back();
+      want += f;
+    }
+    EXPECT_EQ(FormatRfc3339Nano(t), want + "Z");
+  }
 }
 
 TEST(Time, SubSaturatesLikeGo) {

@@ -4,6 +4,7 @@
 
 #include "model/json.h"
 #include "replay/engine_internal.h"
+#include "replay/job_fields.h"
 
 namespace cronledger::replay {
 namespace internal {
@@ -73,6 +74,11 @@ Status Engine::OnOutcome(uint64_t seq, const model::ActionOutcome& o) {
     p.outcomes.emplace_back();
     return Status::Ok();
   }
+  if (fast_) {  // a verify-only pass reads only some of the outcome (replay/job_fields.h)
+    CL_ASSIGN_OR_RETURN(model::ApiOutcome outcome, DecodeOutcomeFields(o.payload, o.verb, o.kind));
+    p.outcomes.push_back(std::move(outcome));
+    return Status::Ok();
+  }
   CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(o.payload));
   CL_ASSIGN_OR_RETURN(model::ApiOutcome outcome, model::DecodeApiOutcome(j));
   p.outcomes.push_back(std::move(outcome));
@@ -112,7 +118,7 @@ Status Engine::OnPassEnd(uint64_t seq, const model::PassEnd& e) {
     history_.Trim(key, e.view_seq);
     return Seed(e);
   }
-  replayed_ticks_.insert(e.tick_seq);
+  replayed_ticks_.Insert(e.tick_seq);
   ReplayPass(e.tick_seq, p, e);
   history_.Trim(key, e.view_seq);
   return Status::Ok();
@@ -132,7 +138,7 @@ Status Engine::OnInput(const store::LogRecord& rec) {
         } else if constexpr (std::is_same_v<T, model::ConfigChange>) {
           return OnConfig(in);
         } else if constexpr (std::is_same_v<T, model::Tick>) {
-          all_ticks_.insert(seq);
+          all_ticks_.Insert(seq);
           OpenPass& p = open_[seq];
           p.tick = in;
           p.in_scope =
@@ -160,6 +166,34 @@ Status Engine::OnInput(const store::LogRecord& rec) {
 Result<ReplayResult> Engine::Run() {
   total_ = source_.ApproximateRecords();
   CL_RETURN_IF_ERROR(OnConfig(model::ConfigChange{Time(), "localTimeZone", "Local"}));
+  if (fast_) {
+    // Verify-only: the recorded records are read (not decoded) and matched with the derived
+    // decisions on two more threads while the passes are decided (StreamVerifier).
+    verifier_ = std::make_unique<StreamVerifier>(source_);
+    std::thread decider;
+    if (options_.decide_on_second_thread) {
+      queue_ = std::make_unique<PassQueue>();
+      decider = std::thread([this] { DecideQueued(); });
+    }
+    Status status;
+    Status scanned = source_.ScanInputs([&](const store::LogRecord& rec) {
+      status = OnInput(rec);
+      return status.ok() && !fast_failed_ && !verifier_->failed();
+    });
+    if (queue_) {
+      queue_->Close();
+      decider.join();
+      queue_.reset();
+    }
+    if (scanned.ok() && status.ok() && !fast_failed_) FinishFast();
+    verifier_.reset();
+    CL_RETURN_IF_ERROR(scanned);
+    CL_RETURN_IF_ERROR(status);
+    if (fast_failed_) return std::move(result_);
+    for (const auto& [tick_seq, p] : open_) result_.interrupted_passes += p.in_scope;
+    Progress(true);
+    return std::move(result_);
+  }
   // The decision log is read (and decoded) on a second thread while the inputs are replayed;
   // which of its records are compared is decided after the input scan, in log order, so the
   // result does not depend on the threads' timing.
@@ -197,8 +231,23 @@ Result<ReplayResult> Engine::Run() {
 
 Result<ReplayResult> Replay(RecordSource& source, const ReplayOptions& options,
                             ReplayObserver* observer) {
-  internal::Engine engine(source, options, observer);
-  return engine.Run();
+  {
+    internal::Engine engine(source, options, observer);
+    auto result = engine.Run();
+    if (!result.ok() || !engine.fast_failed()) return result;
+  }
+  // A verify-only replay that found a difference: the full replay reports it.
+  ReplayOptions full = options;
+  full.verify_only = false;
+  internal::Engine engine(source, full, observer);
+  auto result = engine.Run();
+  if (result.ok()) {
+    result->passes.clear();
+    result->derived.clear();
+    result->derived_pass.clear();
+    result->recorded.clear();
+  }
+  return result;
 }
 
 }  // namespace cronledger::replay

@@ -72,6 +72,14 @@ struct ReplayOptions {
   // glibc malloc the objects freed across threads cost more CPU than the overlap saves on a busy
   // 2-core machine (docs/replay.md "Throughput").
   bool decide_on_second_thread = false;
+  // Only verify (`replay --verify`): the result holds the counts, both digests and the first
+  // divergence; `passes`, `derived`, `derived_pass` and `recorded` are left empty. A replay
+  // without what-if and observer then compares each derived decision with the recorded one by
+  // their stored bytes as its pass is decided, hashes it once for both chains and keeps nothing
+  // per pass; when anything differs (or a recorded record is not what this build writes), the
+  // replay runs again the full way, so every field is what the full replay computes (docs/replay.md
+  // "Throughput"). Default: false.
+  bool verify_only = false;
 };
 
 // A pass synthesized by controller.noDowntime is considered missed when no recorded pass of the

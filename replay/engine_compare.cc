@@ -1,6 +1,7 @@
 // The replay engine's verifying half: the recorded decision stream of the replayed passes, the
 // two digests, and the first divergence.
 
+#include "model/inputs.h"
 #include "replay/digest.h"
 #include "replay/engine_internal.h"
 
@@ -13,23 +14,74 @@ Status Engine::ReadRecorded(std::vector<model::Decision>* out) {
   });
 }
 
-void Engine::SelectRecorded(std::vector<model::Decision>&& all) {
+bool Engine::Selected(const model::Decision& d) const {
   const ReplayScope& scope = options_.scope;
+  const uint64_t tick = d.cause.tick_seq;
+  // A decision of a replayed pass, or one that no pass of the log made (forged, or its Tick
+  // lost) but that falls in the scope: both must match the derived stream.
+  return replayed_ticks_.Contains(tick) ||
+         (!all_ticks_.Contains(tick) && scope.Selects(d.cron_job.namespace_, d.cron_job.name) &&
+          scope.InWindow(d.time) &&
+          (!scope.selector ||
+           label_selected_.count(FamilyKey(d.cron_job.namespace_, d.cron_job.name)) != 0));
+}
+
+void Engine::SelectRecorded(std::vector<model::Decision>&& all) {
   for (model::Decision& d : all) {
     ++result_.decisions_scanned;
     ++records_;
     Progress(false);
-    const uint64_t tick = d.cause.tick_seq;
-    // A decision of a replayed pass, or one that no pass of the log made (forged, or its Tick
-    // lost) but that falls in the scope: both must match the derived stream.
-    if (replayed_ticks_.count(tick) != 0 ||
-        (all_ticks_.count(tick) == 0 && scope.Selects(d.cron_job.namespace_, d.cron_job.name) &&
-         scope.InWindow(d.time) &&
-         (!scope.selector ||
-          label_selected_.count(FamilyKey(d.cron_job.namespace_, d.cron_job.name)) != 0))) {
-      result_.recorded.push_back(std::move(d));
-    }
+    if (Selected(d)) result_.recorded.push_back(std::move(d));
   }
+}
+
+Status RecordedStream::Read(RecordSource& source) {
+  Batch b;
+  bool stop = false;
+  const Status s = source.ScanDecisionBytes([&](uint64_t seq, std::string_view bytes) {
+    b.bytes.append(bytes);
+    b.ends.push_back(static_cast<uint32_t>(b.bytes.size()));
+    b.seqs.push_back(seq);
+    if (b.seqs.size() == kBatch || b.bytes.size() > (64u << 20)) {
+      Publish(std::move(b));
+      b = Batch();
+      std::lock_guard<std::mutex> l(mu_);
+      stop = stopped_;
+    }
+    return !stop;
+  });
+  if (!b.seqs.empty()) Publish(std::move(b));
+  std::lock_guard<std::mutex> l(mu_);
+  done_ = true;
+  ready_.notify_one();
+  return s;
+}
+
+void RecordedStream::Publish(Batch&& b) {
+  std::unique_lock<std::mutex> l(mu_);
+  space_.wait(l, [&] { return batches_.size() < kMaxBatches || stopped_; });
+  if (stopped_) return;
+  batches_.push_back(std::move(b));
+  ready_.notify_one();
+}
+
+RecordedStream::Next RecordedStream::NextBatch(bool wait) {
+  std::unique_lock<std::mutex> l(mu_);
+  if (wait) ready_.wait(l, [&] { return !batches_.empty() || done_ || stopped_; });
+  if (stopped_ || (batches_.empty() && done_)) return kEnd;
+  if (batches_.empty()) return kNotYet;
+  cur_ = std::move(batches_.front());
+  batches_.pop_front();
+  pos_ = 0;
+  space_.notify_one();
+  return kRecord;
+}
+
+void RecordedStream::Stop() {
+  std::lock_guard<std::mutex> l(mu_);
+  stopped_ = true;
+  space_.notify_one();
+  ready_.notify_one();
 }
 
 namespace {
@@ -111,6 +163,122 @@ void Engine::Compare() {
   result_.derived_digest = {derived_digest.count(), derived_digest.Hex()};
   result_.recorded_digest = {recorded_digest.count(), recorded_digest.Hex()};
   result_.first_divergence = std::move(first);
+}
+
+StreamVerifier::StreamVerifier(RecordSource& source) {
+  reader_ = std::thread([this, &source] { read_status_ = stream_.Read(source); });
+  matcher_ = std::thread([this] { Match(); });
+}
+
+StreamVerifier::~StreamVerifier() {
+  Fail();
+  Close();
+  if (matcher_.joinable()) matcher_.join();
+  stream_.Stop();
+  if (reader_.joinable()) reader_.join();
+}
+
+void StreamVerifier::Flush() {
+  std::unique_lock<std::mutex> l(mu_);
+  space_.wait(l, [&] { return batches_.size() < kMaxBatches; });
+  batches_.push_back(std::move(batch_));
+  batch_.clear();
+  ready_.notify_one();
+}
+
+void StreamVerifier::Close() {
+  if (!batch_.empty()) Flush();
+  std::lock_guard<std::mutex> l(mu_);
+  closed_ = true;
+  ready_.notify_one();
+}
+
+bool StreamVerifier::Finish() {
+  Close();
+  matcher_.join();
+  stream_.Stop();
+  reader_.join();
+  if (!read_status_.ok()) Fail();  // reported by the full replay
+  return !failed();
+}
+
+void StreamVerifier::Match() {
+  std::vector<model::Decision> batch;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      ready_.wait(l, [&] { return !batches_.empty() || closed_; });
+      if (batches_.empty()) break;
+      batch = std::move(batches_.front());
+      batches_.pop_front();
+      space_.notify_one();
+    }
+    if (failed()) continue;  // the scan is stopping: take its batches, do nothing
+    for (model::Decision& d : batch) {
+      canonical_.clear();
+      model::AppendCanonicalDecisionBytes(d, &canonical_);
+      digest_.AddBytes(canonical_);
+      pending_.push_back(std::move(d));
+    }
+    batch.clear();
+    MatchPending(false);
+  }
+  if (failed()) return;
+  // The scan is over: the reader may go on now.
+  MatchPending(true);
+  uint64_t seq = 0;
+  std::string_view bytes;
+  while (!failed() && stream_.Take(true, &seq, &bytes) == RecordedStream::kRecord) {
+    ++records_;
+    auto recorded = model::DecodeDecisionRecord(bytes);
+    if (!recorded.ok()) return Fail();  // the full replay reports it
+    passed_over_.push_back(std::move(*recorded));
+  }
+}
+
+// Equal records have equal stored bytes (the encoding is deterministic and decodes to the same
+// record), so a derived decision is encoded as the record it would be stored as (with the
+// recorded seq) and compared with the recorded bytes; only a record whose bytes differ is
+// decoded. One of another pass is passed over (a window, a pass out of scope): the engine checks
+// it against the final selection; any other difference ends the fast verify.
+void StreamVerifier::MatchPending(bool wait) {
+  while (!pending_.empty() && !failed()) {
+    model::Decision& d = pending_.front();
+    uint64_t seq = 0;
+    std::string_view bytes;
+    const RecordedStream::Next next = stream_.Take(wait, &seq, &bytes);
+    if (next == RecordedStream::kNotYet) return;
+    if (next == RecordedStream::kEnd) return Fail();  // a derived decision was not recorded
+    ++records_;
+    d.seq = seq;
+    encoded_.clear();
+    model::EncodeDecisionRecord(d, &encoded_);
+    d.seq = 0;
+    if (encoded_ == bytes) {
+      pending_.pop_front();
+      continue;
+    }
+    auto recorded = model::DecodeDecisionRecord(bytes);
+    if (!recorded.ok() || recorded->cause.tick_seq == d.cause.tick_seq) return Fail();
+    passed_over_.push_back(std::move(*recorded));
+  }
+}
+
+void Engine::FinishFast() {
+  if (!verifier_->Finish()) {
+    fast_failed_ = true;
+    return;
+  }
+  for (const model::Decision& d : verifier_->passed_over()) {
+    if (Selected(d)) {
+      fast_failed_ = true;
+      return;
+    }
+  }
+  result_.decisions_scanned = verifier_->recorded_records();
+  records_ += verifier_->recorded_records();
+  result_.derived_digest = {verifier_->digest().count(), verifier_->digest().Hex()};
+  result_.recorded_digest = result_.derived_digest;
 }
 
 }  // namespace cronledger::replay::internal

@@ -2,6 +2,8 @@
 
 // The replay engine's internals (replay/engine.h), shared by engine*.cc only.
 
+#include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -9,15 +11,39 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "model/api_call.h"
 #include "model/timezone.h"
+#include "replay/digest.h"
 #include "replay/engine.h"
 
 namespace cronledger::replay::internal {
+
+// A set of seqs inserted mostly in increasing order (the ticks of the log): a vector, sorted on
+// the first lookup after an insert out of order. Lookups come after the input scan.
+class SeqSet {
+ public:
+  void Insert(uint64_t seq) {
+    if (!seqs_.empty() && seq <= seqs_.back()) sorted_ = false;
+    seqs_.push_back(seq);
+  }
+  bool Contains(uint64_t seq) const {
+    if (!sorted_) {
+      std::sort(seqs_.begin(), seqs_.end());
+      seqs_.erase(std::unique(seqs_.begin(), seqs_.end()), seqs_.end());
+      sorted_ = true;
+    }
+    return std::binary_search(seqs_.begin(), seqs_.end(), seq);
+  }
+
+ private:
+  mutable std::vector<uint64_t> seqs_;
+  mutable bool sorted_ = true;
+};
 
 struct RecordedCall {  // what an ActionIntent says about its call
   std::string verb;
@@ -111,6 +137,103 @@ class PassQueue {
   bool closed_ = false;
 };
 
+// The recorded decision records of a verify-only replay as stored (not decoded), read on their own
+// thread and taken in log order by the thread that decides. Bounded: the reader waits while
+// kMaxBatches are unread.
+class RecordedStream {
+ public:
+  // The reader thread: every record of the source, then the end.
+  Status Read(RecordSource& source);
+  enum Next { kRecord, kNotYet, kEnd };
+  // The next record in log order. kEnd at the end (or once Stop() was called); kNotYet when it
+  // is not read yet and `wait` is false. Never waits while `wait` is false: a source may serialize
+  // the two scans (a read-only ledger catching up), so the input scan must not wait for this one.
+  Next Take(bool wait, uint64_t* seq, std::string_view* bytes) {
+    if (pos_ == cur_.seqs.size()) {
+      const Next n = NextBatch(wait);
+      if (n != kRecord) return n;
+    }
+    *seq = cur_.seqs[pos_];
+    const uint32_t begin = pos_ == 0 ? 0 : cur_.ends[pos_ - 1];
+    *bytes = std::string_view(cur_.bytes).substr(begin, cur_.ends[pos_] - begin);
+    ++pos_;
+    return kRecord;
+  }
+  // The consumer gives up: the reader stops at its next record.
+  void Stop();
+
+ private:
+  struct Batch {
+    std::string bytes;           // the records, back to back
+    std::vector<uint32_t> ends;  // where each ends in `bytes`
+    std::vector<uint64_t> seqs;
+  };
+  static constexpr size_t kBatch = 1024;
+  static constexpr size_t kMaxBatches = 64;
+  Next NextBatch(bool wait);
+  void Publish(Batch&& b);
+
+  std::mutex mu_;
+  std::condition_variable ready_, space_;
+  std::deque<Batch> batches_;
+  bool done_ = false;
+  bool stopped_ = false;
+  Batch cur_;  // the consumer's
+  size_t pos_ = 0;
+};
+
+// The comparison of a verify-only replay (ReplayOptions::verify_only), on its own thread: the scan
+// hands over the derived decisions in stream order, in batches; this thread hashes each once
+// (one chain: the streams are equal while the fast verify holds) and compares it with the next
+// recorded record by their stored bytes; a recorded record whose bytes differ and that belongs to
+// another pass is passed over (decoded, checked against the final selection by the engine).
+// The matching thread never waits for the decision reader while the scan runs (a source may
+// serialize the two scans); the scan waits only while kMaxBatches batches are unmatched.
+class StreamVerifier {
+ public:
+  explicit StreamVerifier(RecordSource& source);
+  ~StreamVerifier();
+  // The scan thread: the next derived decision (cause filled, seq 0).
+  void Add(model::Decision&& d) {
+    batch_.push_back(std::move(d));
+    if (batch_.size() == kBatch) Flush();
+  }
+  // A difference was found: the fast verify does not hold (the scan may stop).
+  bool failed() const { return failed_.load(std::memory_order_relaxed); }
+  // After the input scan: matches the rest. True when every derived decision matched a recorded
+  // record; then passed_over() holds the recorded decisions that did not, which the full replay
+  // must not compare either.
+  bool Finish();
+  const std::vector<model::Decision>& passed_over() const { return passed_over_; }
+  const DecisionDigest& digest() const { return digest_; }
+  uint64_t recorded_records() const { return records_; }
+
+ private:
+  static constexpr size_t kBatch = 256;
+  static constexpr size_t kMaxBatches = 64;
+  void Flush();
+  void Close();
+  void Match();                  // the matching thread
+  void MatchPending(bool wait);  // pending_ against the recorded records read so far
+  void Fail() { failed_.store(true, std::memory_order_relaxed); }
+
+  RecordedStream stream_;
+  Status read_status_;
+  std::thread reader_, matcher_;
+  std::atomic<bool> failed_{false};
+  std::vector<model::Decision> batch_;  // the scan thread's
+  std::mutex mu_;
+  std::condition_variable ready_, space_;
+  std::deque<std::vector<model::Decision>> batches_;
+  bool closed_ = false;
+  // The matching thread's (read by the others after it is joined).
+  std::deque<model::Decision> pending_;  // hashed, not matched yet
+  std::vector<model::Decision> passed_over_;
+  DecisionDigest digest_;
+  uint64_t records_ = 0;
+  std::string canonical_, encoded_;  // scratch
+};
+
 class Engine {
  public:
   Engine(RecordSource& source, const ReplayOptions& options, ReplayObserver* observer)
@@ -118,8 +241,12 @@ class Engine {
         options_(options),
         observer_(observer),
         // Recorded passes without observers never encode a Job of the view.
-        history_(MakeFilter(options), observer == nullptr && options.what_if.empty()) {}
+        history_(MakeFilter(options), observer == nullptr && options.what_if.empty()),
+        fast_(options.verify_only && observer == nullptr && options.what_if.empty()) {}
   Result<ReplayResult> Run();
+  // A verify-only run (ReplayOptions::verify_only, no what-if, no observer) that found a
+  // difference: its result is not to be used, the full replay decides.
+  bool fast_failed() const { return fast_failed_; }
 
  private:
   static std::function<bool(std::string_view, std::string_view)> MakeFilter(const ReplayOptions& o);
@@ -153,6 +280,11 @@ class Engine {
   // Keeps the recorded decisions the replay compares (after the input scan).
   void SelectRecorded(std::vector<model::Decision>&& all);
   void Compare();
+  // Whether a recorded decision is compared with the derived stream (after the input scan).
+  bool Selected(const model::Decision& d) const;
+  // Verify-only, after the input scan: whether every recorded decision the full replay would
+  // compare matched (fast_failed_ otherwise).
+  void FinishFast();
 
   RecordSource& source_;
   const ReplayOptions& options_;
@@ -165,8 +297,8 @@ class Engine {
   bool history_cleanup_ = true;
   std::map<uint64_t, OpenPass> open_;                    // by tick seq
   std::unordered_map<uint64_t, uint64_t> intent_tick_;   // unanswered intent seq -> tick seq
-  std::unordered_set<uint64_t> all_ticks_;               // every Tick seq seen
-  std::unordered_set<uint64_t> replayed_ticks_;          // ticks of replayed passes
+  SeqSet all_ticks_;                                     // every Tick seq seen
+  SeqSet replayed_ticks_;                                // ticks of replayed passes
   std::unordered_set<std::string> label_selected_;       // families a selector chose at a Tick
   std::unordered_map<std::string, ChainEntry> chain_;    // by "ns/name"
   std::unordered_map<std::string, CachedInput> inputs_;  // by "ns/name" (what-if passes)
@@ -176,6 +308,10 @@ class Engine {
   std::unique_ptr<PassQueue> queue_;
   uint64_t records_ = 0;
   uint64_t total_ = 0;
+  // Verify-only (fast_): the comparison on its own thread.
+  bool fast_ = false;
+  std::atomic<bool> fast_failed_{false};  // also set by the deciding thread
+  std::unique_ptr<StreamVerifier> verifier_;
 };
 
 }  // namespace cronledger::replay::internal

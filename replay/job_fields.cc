@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include "model/api_call.h"
 #include "model/json.h"
 
 namespace cronledger::replay {
@@ -338,12 +339,10 @@ bool Status(dom::element v, model::JobStatus* s) {
 
 }  // namespace
 
-bool DecodeJobFieldsFast(std::string_view json, model::Job* job) {
-  // nlohmann and simdjson differ on some \u escapes (unpaired surrogates): never decide those.
-  if (json.find("\\u") != std::string_view::npos) return false;
-  thread_local dom::parser parser;
-  dom::element doc;
-  if (parser.parse(json.data(), json.size()).get(doc) != simdjson::SUCCESS) return false;
+namespace {
+
+// The Job in `doc` (a parsed document or member), as DecodeJobFieldsFast decodes it.
+bool JobOf(dom::element doc, model::Job* job) {
   dom::object o;
   if (doc.get_object().get(o) != simdjson::SUCCESS) return false;
   StripJobJson(job);
@@ -364,6 +363,58 @@ bool DecodeJobFieldsFast(std::string_view json, model::Job* job) {
     if (!ok) return false;
   }
   return true;
+}
+
+}  // namespace
+
+bool DecodeJobFieldsFast(std::string_view json, model::Job* job) {
+  // nlohmann and simdjson differ on some \u escapes (unpaired surrogates): never decide those.
+  if (json.find("\\u") != std::string_view::npos) return false;
+  thread_local dom::parser parser;
+  dom::element doc;
+  if (parser.parse(json.data(), json.size()).get(doc) != simdjson::SUCCESS) return false;
+  return JobOf(doc, job);
+}
+
+bool DecodeOutcomeFieldsFast(std::string_view payload, std::string_view verb,
+                             model::ObjectKind kind, model::ApiOutcome* out) {
+  const bool created_job = verb == "create" && kind == model::ObjectKind::kJob;
+  if (!created_job && verb != "updateStatus" && verb != "delete") return false;
+  if (payload.find("\\u") != std::string_view::npos) return false;
+  thread_local dom::parser parser;
+  dom::element doc;
+  if (parser.parse(payload.data(), payload.size()).get(doc) != simdjson::SUCCESS) return false;
+  dom::object o;
+  if (doc.get_object().get(o) != simdjson::SUCCESS || !UniqueKeys(o)) return false;
+  *out = model::ApiOutcome();
+  for (dom::key_value_pair kv : o) {
+    const std::string_view k = kv.key;
+    if (k == "reason") {
+      if (!Str(kv.value, &out->reason)) return false;
+    } else if (k == "message") {
+      if (!Str(kv.value, &out->message)) return false;
+    } else if (k == "object" && created_job && !kv.value.is_null()) {
+      model::Job job;
+      if (!JobOf(kv.value, &job)) return false;  // DecodeJob decides (and the pass with it)
+      const model::ObjectMeta& m = job.metadata;
+      out->object = {{"apiVersion", job.api_version},
+                     {"kind", job.kind},
+                     {"metadata",
+                      {{"name", m.name},
+                       {"namespace", m.namespace_},
+                       {"uid", m.uid},
+                       {"resourceVersion", m.resource_version}}}};
+    }
+  }
+  return true;
+}
+
+Result<model::ApiOutcome> DecodeOutcomeFields(std::string_view payload, std::string_view verb,
+                                              model::ObjectKind kind) {
+  model::ApiOutcome out;
+  if (DecodeOutcomeFieldsFast(payload, verb, kind, &out)) return out;
+  CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(payload));
+  return model::DecodeApiOutcome(j);
 }
 
 bool DecodeCronJobFieldsFast(std::string_view json, model::CronJob* cj) {

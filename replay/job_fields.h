@@ -8,6 +8,8 @@
 
 #include <string_view>
 
+#include "model/api_call.h"
+#include "model/inputs.h"
 #include "model/objects.h"
 #include "model/result.h"
 
@@ -33,5 +35,18 @@ bool DecodeCronJobFieldsFast(std::string_view json, model::CronJob* cj);
 // Sets the JSON members of the CronJob that a recorded pass without call objects never reads to
 // null: all but spec.jobTemplate.spec, status.raw and status.active[i].raw.
 void StripCronJobJson(model::CronJob* cj);
+
+// A recorded API outcome (model::EncodeApiOutcome's JSON) as a recorded pass without call objects
+// reads it: DecodeApiOutcome(ParseJson(payload)), errors included, except the object. For a
+// created Job (verb "create", kind Job) whose object decodes as a whole (DecodeJobFieldsFast),
+// the object holds only apiVersion, kind and metadata's name, namespace, uid and resourceVersion
+// (all the pass reads of it); for "updateStatus" and "delete" it is null (the pass reads only
+// reason and message). Other verbs, a \u escape, a repeated key, anything simdjson rejects and a
+// created Job that does not decode go through the nlohmann path (whole object).
+Result<model::ApiOutcome> DecodeOutcomeFields(std::string_view payload, std::string_view verb,
+                                              model::ObjectKind kind);
+// The simdjson path alone: false when it leaves the payload to the nlohmann path (tests).
+bool DecodeOutcomeFieldsFast(std::string_view payload, std::string_view verb,
+                             model::ObjectKind kind, model::ApiOutcome* out);
 
 }  // namespace cronledger::replay

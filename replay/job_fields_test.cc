@@ -230,5 +230,88 @@ TEST(JobFields, GeneratedCronJobsDecodeAsTheNlohmannPathDoes) {
   }
 }
 
+// A recorded outcome decoded for a pass: what the nlohmann path decides for everything the pass
+// reads — success or the same error, reason, message, and of a created Job the fields the pass
+// takes (DecodeJob must succeed on the object exactly when it does on the whole one).
+void ExpectSameOutcome(const std::string& payload, const std::string& verb,
+                       model::ObjectKind kind) {
+  SCOPED_TRACE(verb + " " + payload);
+  auto want = [&]() -> Result<model::ApiOutcome> {
+    CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(payload));
+    return model::DecodeApiOutcome(j);
+  }();
+  auto got = DecodeOutcomeFields(payload, verb, kind);
+  if (!BothDecoded(got, want)) return;
+  EXPECT_EQ(got->reason, want->reason);
+  EXPECT_EQ(got->message, want->message);
+  if (verb == "updateStatus" || verb == "delete") return;  // the pass reads no object
+  EXPECT_EQ(got->object.is_null(), want->object.is_null());
+  if (want->object.is_null()) return;
+  auto got_job = model::DecodeJob(got->object);
+  auto want_job = model::DecodeJob(want->object);
+  if (!BothDecoded(got_job, want_job)) return;
+  EXPECT_EQ(got_job->api_version, want_job->api_version);
+  EXPECT_EQ(got_job->kind, want_job->kind);
+  EXPECT_EQ(got_job->metadata.name, want_job->metadata.name);
+  EXPECT_EQ(got_job->metadata.namespace_, want_job->metadata.namespace_);
+  EXPECT_EQ(got_job->metadata.uid, want_job->metadata.uid);
+  EXPECT_EQ(got_job->metadata.resource_version, want_job->metadata.resource_version);
+}
+
+TEST(JobFields, OutcomesDecodeAsTheNlohmannPathDoesForWhatThePassReads) {
+  const std::string job = kJob;
+  const std::vector<std::string> payloads = {
+      R"({"object":)" + job + "}",
+      R"({"object":)" + job + R"(,"reason":null,"message":null})",
+      R"({"reason":"AlreadyExists","message":"jobs.batch \"x\" already exists"})",
+      R"({"reason":"NamespaceTerminating","message":"ns is terminating","object":null})",
+      R"({"reason":5})",
+      R"({"message":[]})",
+      R"({"reason":"a","reason":"b"})",         // repeated key: nlohmann keeps the last
+      R"({"object":{"metadata":{"name":7}}})",  // a created Job that does not decode
+      R"({"object":{"metadata":{"name":"é"}}})",
+      R"({"object":[]})",
+      R"({"object":{},"message":"é"})",
+      R"({"object":{"spec":{"n":1e400}}})",
+      "[]",
+      "null",
+      "",
+      "{",
+      R"({"object":{"x":[1,2,}}})",
+  };
+  for (const auto& p : payloads) {
+    for (const char* verb : {"create", "updateStatus", "delete", "get"}) {
+      ExpectSameOutcome(p, verb, model::ObjectKind::kJob);
+    }
+    ExpectSameOutcome(p, "updateStatus", model::ObjectKind::kCronJob);
+  }
+  // The common outcomes take the simdjson path.
+  model::ApiOutcome o;
+  EXPECT_TRUE(DecodeOutcomeFieldsFast(payloads[0], "create", model::ObjectKind::kJob, &o));
+  EXPECT_EQ(o.object["metadata"]["uid"], "u-1");
+  EXPECT_TRUE(
+      DecodeOutcomeFieldsFast(payloads[0], "updateStatus", model::ObjectKind::kCronJob, &o));
+  EXPECT_TRUE(o.object.is_null());
+  EXPECT_FALSE(DecodeOutcomeFieldsFast(payloads[0], "get", model::ObjectKind::kJob, &o));
+  EXPECT_FALSE(DecodeOutcomeFieldsFast(payloads[6], "delete", model::ObjectKind::kJob, &o));
+}
+
+TEST(JobFields, GeneratedOutcomesDecodeAsTheNlohmannPathDoes) {
+  std::mt19937 rng(89);
+  const model::Json base = {
+      {"object", *model::ParseJson(kJob)}, {"reason", "Conflict"}, {"message", "m"}};
+  const std::vector<model::Json> values = {
+      nullptr, 1, "s", true, model::Json::array(), model::Json::object()};
+  for (int i = 0; i < 1000; ++i) {
+    model::Json doc = base;
+    if (rng() % 2 == 0) doc.erase("reason");
+    MutateOneMember(&doc, values, /*max_depth=*/4, /*stop_one_in=*/3, rng);
+    std::string bytes = model::DumpJson(doc);
+    if (rng() % 10 == 0) bytes.resize(rng() % (bytes.size() + 1));
+    ExpectSameOutcome(bytes, i % 2 == 0 ? "create" : "updateStatus",
+                      i % 2 == 0 ? model::ObjectKind::kJob : model::ObjectKind::kCronJob);
+  }
+}
+
 }  // namespace
 }  // namespace cronledger::replay

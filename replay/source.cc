@@ -1,6 +1,17 @@
 #include "replay/source.h"
 
+#include "model/inputs.h"
+
 namespace cronledger::replay {
+
+Status RecordSource::ScanDecisionBytes(const std::function<bool(uint64_t, std::string_view)>& fn) {
+  std::string bytes;
+  return ScanDecisions([&](const model::Decision& d) {
+    bytes.clear();
+    model::EncodeDecisionRecord(d, &bytes);
+    return fn(d.seq, bytes);
+  });
+}
 
 uint64_t LedgerSource::ApproximateRecords() {
   auto meta = ledger_.Meta();

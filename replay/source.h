@@ -24,6 +24,10 @@ class RecordSource {
   // Calls fn for every input record (raw bytes filled) in seq order until fn returns false.
   virtual Status ScanInputs(const std::function<bool(const store::LogRecord&)>& fn) = 0;
   virtual Status ScanDecisions(const std::function<bool(const model::Decision&)>& fn) = 0;
+  // The decision records as stored (model::EncodeDecisionRecord's format) with their seq, in seq
+  // order, until fn returns false; the bytes are valid only during the call. The default encodes
+  // what ScanDecisions returns.
+  virtual Status ScanDecisionBytes(const std::function<bool(uint64_t, std::string_view)>& fn);
   // Records the source holds (inputs + decisions), for progress; 0 when unknown.
   virtual uint64_t ApproximateRecords() = 0;
 };
@@ -37,6 +41,9 @@ class LedgerSource final : public RecordSource {
   }
   Status ScanDecisions(const std::function<bool(const model::Decision&)>& fn) override {
     return ledger_.ScanDecisions(1, fn);
+  }
+  Status ScanDecisionBytes(const std::function<bool(uint64_t, std::string_view)>& fn) override {
+    return ledger_.ScanDecisionBytes(1, fn);
   }
   uint64_t ApproximateRecords() override;
 

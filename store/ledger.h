@@ -267,6 +267,12 @@ class Ledger {
       uint64_t from_seq, const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn);
   virtual Status ScanDecisions(uint64_t from_seq,
                                const std::function<bool(const model::Decision&)>& fn) = 0;
+  // Calls fn(seq, bytes) for the decision records with seq >= from_seq in order until fn returns
+  // false: `bytes` is the record as stored (model::EncodeDecisionRecord's format), not decoded,
+  // valid only during the call (what replay --verify compares). The default implementation
+  // encodes what ScanDecisions decodes: a class that wraps a Ledger should forward it.
+  virtual Status ScanDecisionBytes(uint64_t from_seq,
+                                   const std::function<bool(uint64_t, std::string_view)>& fn);
   // Index scans over decision time in [from, to), oldest first, at most `limit` (0 = no limit).
   // DecisionsByCronJob: the RocksDB ledger serves whole records from the CronJob index entries
   // (v2 values hold the Json members, a Job object as a reference to its CronJob's Job template

@@ -245,6 +245,8 @@ Status RocksDbLedger::ScanInputsAt(const rocksdb::Snapshot* snapshot, uint64_t f
     if (raw_it && ev != nullptr && !rec.raw_pruned) {
       // The raw column family has a key for every watch event with bytes, in the same order.
       const std::string key = keys::Be64(rec.seq);
+      // Usually the next key: step to it, seek only when that does not reach it.
+      if (raw_it->Valid() && raw_it->key().compare(key) < 0) raw_it->Next();
       if (!raw_it->Valid() || raw_it->key().compare(key) < 0) raw_it->Seek(key);
       if (raw_it->Valid() && raw_it->key() == rocksdb::Slice(key)) {
         CL_RETURN_IF_ERROR(DecodeRawValueOf(rec.seq, ToView(raw_it->value()), &ev->raw));
@@ -267,6 +269,31 @@ Status RocksDbLedger::ScanDecisions(uint64_t from_seq,
   for (it->Seek(keys::Be64(from_seq)); it->Valid(); it->Next()) {
     CL_ASSIGN_OR_RETURN(model::Decision d, model::DecodeDecisionRecord(ToView(it->value())));
     if (!fn(d)) break;
+  }
+  return FromRocks(it->status(), "decision log scan");
+}
+
+Status Ledger::ScanDecisionBytes(uint64_t from_seq,
+                                 const std::function<bool(uint64_t, std::string_view)>& fn) {
+  std::string bytes;
+  return ScanDecisions(from_seq, [&](const model::Decision& d) {
+    bytes.clear();
+    model::EncodeDecisionRecord(d, &bytes);
+    return fn(d.seq, bytes);
+  });
+}
+
+Status RocksDbLedger::ScanDecisionBytes(uint64_t from_seq,
+                                        const std::function<bool(uint64_t, std::string_view)>& fn) {
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
+  rocksdb::ReadOptions ro;
+  ro.snapshot = scope.snapshot();
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kDecisionsCf]));
+  for (it->Seek(keys::Be64(from_seq)); it->Valid(); it->Next()) {
+    uint64_t seq = 0;
+    if (!keys::GetBe64(ToView(it->key()), &seq)) return Status::Corruption("decision log key");
+    if (!fn(seq, ToView(it->value()))) break;
   }
   return FromRocks(it->status(), "decision log scan");
 }

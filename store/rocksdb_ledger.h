@@ -61,6 +61,8 @@ class RocksDbLedger final : public Ledger {
       const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn) override;
   Status ScanDecisions(uint64_t from_seq,
                        const std::function<bool(const model::Decision&)>& fn) override;
+  Status ScanDecisionBytes(uint64_t from_seq,
+                           const std::function<bool(uint64_t, std::string_view)>& fn) override;
   Result<std::vector<model::Decision>> DecisionsByCronJob(std::string_view ns,
                                                           std::string_view name, Time from, Time to,
                                                           size_t limit) override;

@@ -56,6 +56,10 @@ class ForwardingLedger : public Ledger {
                        const std::function<bool(const model::Decision&)>& fn) override {
     return base_.ScanDecisions(from_seq, fn);
   }
+  Status ScanDecisionBytes(uint64_t from_seq,
+                           const std::function<bool(uint64_t, std::string_view)>& fn) override {
+    return base_.ScanDecisionBytes(from_seq, fn);
+  }
   Result<std::vector<model::Decision>> DecisionsByCronJob(std::string_view ns,
                                                           std::string_view name, Time from, Time to,
                                                           size_t limit) override {

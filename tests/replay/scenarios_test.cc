@@ -109,6 +109,40 @@ TEST_F(IncidentDay, VerifyReproducesTheRecordedStreamWithTheSameDigest) {
   EXPECT_EQ(Run().derived_digest.sha256, r.derived_digest.sha256);
 }
 
+// A verify-only replay (ReplayOptions::verify_only: recorded records compared by their stored
+// bytes as the passes are decided), with the passes decided on the scanning thread or a second
+// one, gives the full replay's counts and digests, also for windows and a single CronJob, where
+// recorded records of other passes are passed over; it keeps no streams.
+TEST_F(IncidentDay, VerifyOnlyGivesTheFullReplaysCountsAndDigests) {
+  std::vector<ReplayOptions> scopes(4);
+  scopes[1].scope.since = At(10, 30);
+  scopes[2].scope.until = At(11, 0);
+  scopes[3].scope.cron_job = "default/forbid";
+  scopes[3].scope.since = At(10, 7);
+  for (size_t i = 0; i < 2 * scopes.size(); ++i) {
+    ReplayOptions o = scopes[i / 2];
+    const ReplayResult full = Run(o);
+    o.verify_only = true;
+    o.decide_on_second_thread = i % 2 == 1;  // what replay --verify runs
+    const ReplayResult fast = Run(o);
+    EXPECT_EQ(full.divergences, 0u);
+    EXPECT_EQ(fast.divergences, 0u);
+    EXPECT_FALSE(fast.first_divergence.has_value());
+    EXPECT_EQ(fast.derived_digest.sha256, full.derived_digest.sha256);
+    EXPECT_EQ(fast.recorded_digest.sha256, full.recorded_digest.sha256);
+    EXPECT_EQ(fast.derived_digest.decisions, full.derived_digest.decisions);
+    EXPECT_EQ(fast.recorded_digest.decisions, full.recorded_digest.decisions);
+    EXPECT_GT(fast.derived_digest.decisions, 0u);
+    EXPECT_EQ(fast.passes_replayed, full.passes_replayed);
+    EXPECT_EQ(fast.interrupted_passes, full.interrupted_passes);
+    EXPECT_EQ(fast.inputs_scanned, full.inputs_scanned);
+    EXPECT_EQ(fast.decisions_scanned, full.decisions_scanned);
+    EXPECT_TRUE(fast.passes.empty());
+    EXPECT_TRUE(fast.derived.empty());
+    EXPECT_TRUE(fast.recorded.empty());
+  }
+}
+
 // Passes decided on a second thread (ReplayOptions::decide_on_second_thread) give the result of
 // the sequential replay: the same passes, decisions, divergences and digests, also for a window
 // that starts with seeded accounting chains.

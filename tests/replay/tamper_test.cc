@@ -48,8 +48,11 @@ void CopyLedger(store::Ledger& from, const std::string& path,
   ASSERT_TRUE((*to)->Commit(std::move(decisions)).ok());
 }
 
-ReplayResult Verify(RecordSource& src) {
-  auto r = Replay(src, ReplayOptions{});
+ReplayResult Verify(RecordSource& src, bool verify_only = false) {
+  ReplayOptions o;
+  o.verify_only = verify_only;
+  o.decide_on_second_thread = verify_only;  // as replay --verify runs
+  auto r = Replay(src, o);
   CL_CHECK(r.ok());
   return std::move(*r);
 }
@@ -88,16 +91,19 @@ TEST(Tamper, AModifiedDecisionIsTheFirstDivergenceWithItsPass) {
   auto copy = store::Ledger::Open(lo);
   ASSERT_TRUE(copy.ok());
   LedgerSource src(**copy);
-  const ReplayResult r = Verify(src);
-  ASSERT_TRUE(r.first_divergence.has_value());
-  EXPECT_EQ(r.divergences, 1u);
-  EXPECT_NE(r.derived_digest.sha256, r.recorded_digest.sha256);
-  const Divergence& d = *r.first_divergence;
-  EXPECT_EQ(d.recorded->reason, "Suspended");
-  EXPECT_EQ(d.derived->reason, "ConcurrencyForbid");
-  ASSERT_TRUE(d.pass.has_value());
-  EXPECT_EQ(d.pass->tick_seq, forged_tick);
-  EXPECT_EQ(d.pass->job_seqs.count(reconciler::JobName("forbid", At(10, 0))), 1u);
+  // The same report from the full replay and from a verify-only one (replay --verify).
+  for (const bool verify_only : {false, true}) {
+    const ReplayResult r = Verify(src, verify_only);
+    ASSERT_TRUE(r.first_divergence.has_value());
+    EXPECT_EQ(r.divergences, 1u);
+    EXPECT_NE(r.derived_digest.sha256, r.recorded_digest.sha256);
+    const Divergence& d = *r.first_divergence;
+    EXPECT_EQ(d.recorded->reason, "Suspended");
+    EXPECT_EQ(d.derived->reason, "ConcurrencyForbid");
+    ASSERT_TRUE(d.pass.has_value());
+    EXPECT_EQ(d.pass->tick_seq, forged_tick);
+    EXPECT_EQ(d.pass->job_seqs.count(reconciler::JobName("forbid", At(10, 0))), 1u);
+  }
 }
 
 // Rewrites a bundle without line `drop` (1-based), with consistent counts and checksum: what a
@@ -153,6 +159,58 @@ TEST(Tamper, AnInputRemovedFromABundleIsDetected) {
   EXPECT_EQ(d.pass->tick.name, "forbid");
   EXPECT_GT(d.pass->tick.now, At(10, 12));
   EXPECT_EQ(d.pass->job_seqs.count(job), 1u);  // the view still holds the finished Job
+}
+
+// A decision log with a record removed, one added (a forged record no pass made, in scope) or
+// one given a Job object it did not have: a verify-only replay reports what the full replay
+// reports — the same count of divergences, first divergence and digests.
+TEST(Tamper, VerifyOnlyReportsMissingAddedAndChangedDecisionsAsTheFullReplay) {
+  SimWorld w(At(9, 59, 30), std::chrono::minutes(12));
+  RecordForbid(w);
+  std::vector<store::LogRecord> inputs;
+  std::vector<model::Decision> decisions;
+  ASSERT_TRUE(w.ledger()
+                  .ScanInputs(1, true,
+                              [&](const store::LogRecord& r) {
+                                inputs.push_back(r);
+                                return true;
+                              })
+                  .ok());
+  ASSERT_TRUE(w.ledger()
+                  .ScanDecisions(1,
+                                 [&](const model::Decision& d) {
+                                   decisions.push_back(d);
+                                   return true;
+                                 })
+                  .ok());
+  ASSERT_GT(decisions.size(), 10u);
+  std::vector<std::vector<model::Decision>> logs;
+  logs.push_back(decisions);  // intact
+  logs.push_back(decisions);
+  logs.back().erase(logs.back().begin() + static_cast<long>(decisions.size() / 2));
+  logs.push_back(decisions);
+  model::Decision forged = decisions.back();
+  forged.seq = decisions.back().seq + 1;
+  forged.cause.tick_seq = inputs.back().seq + 100;  // no such Tick
+  forged.reason = "Forged";
+  logs.back().push_back(forged);
+  logs.push_back(decisions);
+  logs.back().front().job_object = model::Json{{"x", 1}};
+  for (size_t i = 0; i < logs.size(); ++i) {
+    SCOPED_TRACE(i);
+    MemorySource src(inputs, logs[i]);
+    const ReplayResult full = Verify(src, false);
+    const ReplayResult fast = Verify(src, true);
+    EXPECT_EQ(full.divergences == 0, i == 0);
+    EXPECT_EQ(fast.divergences, full.divergences);
+    EXPECT_EQ(fast.derived_digest.sha256, full.derived_digest.sha256);
+    EXPECT_EQ(fast.recorded_digest.sha256, full.recorded_digest.sha256);
+    EXPECT_EQ(fast.recorded_digest.decisions, full.recorded_digest.decisions);
+    ASSERT_EQ(fast.first_divergence.has_value(), full.first_divergence.has_value());
+    if (!full.first_divergence) continue;
+    EXPECT_EQ(fast.first_divergence->index, full.first_divergence->index);
+    EXPECT_EQ(fast.first_divergence->what, full.first_divergence->what);
+  }
 }
 
 }  // namespace
