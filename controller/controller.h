@@ -42,6 +42,10 @@ struct ControllerOptions {
   // model::SystemTimeZoneDbOptions::local_zone, default UTC). Recorded as the "localTimeZone"
   // ConfigChange so that replay and `why` know the zone; Open fails when it is not that zone.
   std::string local_time_zone = "UTC";
+  // The decoded-object cache of the passes (decoded_cache.h): at most this many decoded CronJobs
+  // and Jobs, reused while the view points at the same bytes. 0 disables it (every pass decodes
+  // its CronJob and Jobs). Default: 65536 (a CronJob with a few Jobs is 3-5 objects).
+  size_t decoded_cache_objects = 65536;
 };
 
 struct ControllerStats {
@@ -50,6 +54,11 @@ struct ControllerStats {
   uint64_t api_calls = 0;
   uint64_t decisions = 0;
   uint64_t events_ingested = 0;
+  // The decoded-object cache (ControllerOptions::decoded_cache_objects): objects a pass took
+  // from it, objects a pass decoded, and how many it holds.
+  uint64_t decode_cache_hits = 0;
+  uint64_t decode_cache_misses = 0;
+  uint64_t decode_cache_objects = 0;
 };
 
 class Controller {

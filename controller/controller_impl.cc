@@ -29,7 +29,8 @@ ControllerImpl::ControllerImpl(const ControllerOptions& options, store::Ledger& 
       actuator_(actuator),
       wall_(wall),
       tzdb_(tzdb),
-      queue_(mono, options.rate_limiter) {}
+      queue_(mono, options.rate_limiter),
+      decoded_(options.decoded_cache_objects) {}
 
 ControllerImpl::~ControllerImpl() { Stop(); }
 
@@ -118,6 +119,10 @@ ControllerStats ControllerImpl::Stats() const {
   s.api_calls = api_calls_.load();
   s.decisions = decisions_.load();
   s.events_ingested = events_ingested_.load();
+  const DecodedCacheStats cache = decoded_.Stats();
+  s.decode_cache_hits = cache.hits;
+  s.decode_cache_misses = cache.misses;
+  s.decode_cache_objects = cache.objects;
   return s;
 }
 

@@ -364,5 +364,68 @@ TEST(ControllerLedgerTest, OpenRefusesALocalZoneNameThatIsNotTheDatabasesLocal) 
   EXPECT_TRUE(ctl.status().IsInvalidArgument()) << ctl.status().ToString();
 }
 
+// The decoded-object cache changes no decision: the mixed scenario (updates, deletes, history
+// cleanup, a failed create, a restart) records byte-identical decisions with it and without it,
+// and with it the passes did take objects from it.
+TEST(ControllerLedgerTest, DecodedCacheRecordsTheSameDecisionsAsDecodingEveryPass) {
+  ControllerOptions off;
+  off.decoded_cache_objects = 0;
+  ControllerOptions on;
+  on.decoded_cache_objects = 1024;
+  Harness without(At(12, 0, 30), off);
+  RunMixedScenario(without);
+  Harness with(At(12, 0, 30), on);
+  RunMixedScenario(with);
+  const std::vector<model::Decision> expected = without.Decisions();
+  const std::vector<model::Decision> got = with.Decisions();
+  ASSERT_GT(expected.size(), 20u);
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(model::EncodeDecisionRecord(got[i]), model::EncodeDecisionRecord(expected[i])) << i;
+  }
+  EXPECT_EQ(without.controller().Stats().decode_cache_hits, 0u);
+  EXPECT_GT(with.controller().Stats().decode_cache_hits, 0u);
+  auto report = ReplayPasses(with.ledger(), with.tzdb());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->mismatches, 0u);
+}
+
+// A cached object is used only while the view points at the bytes it was decoded from: a
+// MODIFIED CronJob (suspended), its DELETED event and its re-creation under the same name with a
+// new uid and a new schedule each take effect at the next pass.
+TEST(ControllerLedgerTest, DecodedCacheFollowsModifiedDeletedAndRecreatedCronJobs) {
+  ControllerOptions o;
+  o.decoded_cache_objects = 1024;
+  Harness h(At(12, 0, 30), o);
+  h.cluster().PutCronJob(CronJobManifest("a", "* * * * *"));
+  h.RunUntil(At(12, 3, 10));  // creates for 12:01, 12:02, 12:03
+  const uint64_t hits_before = h.controller().Stats().decode_cache_hits;
+  EXPECT_GT(hits_before, 0u);
+  h.cluster().PutCronJob(CronJobManifest("a", "* * * * *", {{"suspend", true}}));
+  h.RunUntil(At(12, 6, 10));  // suspended: nothing for 12:04..12:06
+  h.cluster().DeleteCronJob("default", "a");
+  h.RunUntil(At(12, 7, 10));
+  const uint64_t objects_after_delete = h.controller().Stats().decode_cache_objects;
+  h.cluster().PutCronJob(CronJobManifest("a", "*/5 * * * *"));  // a new uid
+  h.RunUntil(At(12, 21, 10));                                   // creates for 12:10, 12:15, 12:20
+  std::vector<std::pair<Time, std::string>> creates;
+  for (const model::Decision& d : h.Decisions()) {
+    if (d.action == DecisionAction::kCreateJob)
+      creates.emplace_back(*d.scheduled_time, d.cron_job.uid);
+  }
+  ASSERT_EQ(creates.size(), 6u);
+  const Time want[] = {At(12, 1), At(12, 2), At(12, 3), At(12, 10), At(12, 15), At(12, 20)};
+  for (size_t i = 0; i < creates.size(); ++i) EXPECT_EQ(creates[i].first, want[i]) << i;
+  EXPECT_EQ(creates[0].second, creates[2].second);
+  EXPECT_NE(creates[3].second, creates[0].second);
+  EXPECT_EQ(creates[3].second, creates[5].second);
+  // The deleted CronJob's decoded form was dropped with its DELETED event; its three Jobs stay
+  // (they are in the view until the cluster deletes them).
+  EXPECT_EQ(objects_after_delete, 3u);
+  auto report = ReplayPasses(h.ledger(), h.tzdb());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->mismatches, 0u);
+}
+
 }  // namespace
 }  // namespace cronledger::controller

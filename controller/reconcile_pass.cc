@@ -7,8 +7,10 @@
 // makes no call (the ledger fills the tick_seq of that intent or PassEnd and of the decisions).
 // A crash before that first commit leaves no trace of the pass, which made no call yet.
 
+#include <memory>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "controller/controller_impl.h"
@@ -97,10 +99,90 @@ Result<model::AccountingState> ControllerImpl::LoadAccounting(const std::string&
   auto blob = ledger_.GetControllerState(key);
   if (blob.status().IsNotFound()) return model::AccountingState{};
   if (!blob.ok()) return blob.status();
-  CL_ASSIGN_OR_RETURN(auto state, DecodeControllerState(*blob));
+  // The blob read is cheap; its JSON decode is what the cache saves (the bytes must match).
+  std::shared_ptr<const CachedAccounting> held = decoded_.GetAccounting(key, *blob);
+  if (held == nullptr) {
+    CL_ASSIGN_OR_RETURN(auto state, DecodeControllerState(*blob));
+    auto fresh = std::make_shared<CachedAccounting>();
+    fresh->blob = std::move(*blob);
+    fresh->uid = std::move(state.first);
+    fresh->state = std::move(state.second);
+    held = fresh;
+    decoded_.PutAccounting(key, held);
+  }
   // A CronJob deleted and created again under the same name starts with fresh bookkeeping.
-  if (state.first != uid) return model::AccountingState{};
-  return std::move(state.second);
+  if (held->uid != uid) return model::AccountingState{};
+  return held->state;
+}
+
+reconciler::SyncInputRef ControllerImpl::PassContext::Ref() const {
+  reconciler::SyncInputRef ref;
+  ref.cron_job = cron_job.get();
+  ref.jobs = job_ptrs;
+  ref.now = in.now;
+  ref.options = in.options;
+  ref.tzdb = in.tzdb;
+  ref.accounting = &in.accounting;
+  ref.outcomes = in.outcomes;
+  return ref;
+}
+
+Status ControllerImpl::ReadView(PassContext& ctx) {
+  if (decoded_.enabled()) {
+    // The objects the cache holds at their entry's seq are taken from it (not read, not parsed).
+    std::shared_ptr<const model::CronJob> held_cron_job;
+    std::unordered_map<std::string, std::shared_ptr<const model::Job>> held_jobs;
+    auto held = [&](const store::ObjectEntry& e) {
+      if (e.kind == model::ObjectKind::kCronJob) {
+        held_cron_job = decoded_.GetCronJob(e.namespace_, e.name, e.source_seq);
+        return held_cron_job != nullptr;
+      }
+      auto job = decoded_.GetJob(e.namespace_, e.name, e.source_seq);
+      if (job == nullptr) return false;
+      held_jobs[e.name] = std::move(job);
+      return true;
+    };
+    auto view = ledger_.ReadCronJobViewRaw(ctx.ns, ctx.name, held);
+    if (view.ok()) {
+      ctx.view_seq = view->last_input_seq;
+      const store::ObjectEntry& ce = view->cron_job.entry;
+      if (held_cron_job != nullptr) {
+        ctx.cron_job = std::move(held_cron_job);
+      } else {
+        CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(view->cron_job.raw));
+        auto decoded = model::DecodeCronJob(j);
+        if (!decoded.ok()) return decoded.status().WithContext("stored CronJob");
+        ctx.cron_job = std::make_shared<const model::CronJob>(std::move(*decoded));
+        decoded_.PutCronJob(ce.namespace_, ce.name, ce.source_seq, ctx.cron_job);
+      }
+      ctx.jobs.reserve(view->jobs.size());
+      for (const store::ViewObject& obj : view->jobs) {
+        auto it = held_jobs.find(obj.entry.name);
+        if (it != held_jobs.end()) {
+          ctx.jobs.push_back(std::move(it->second));
+          continue;
+        }
+        CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(obj.raw));
+        auto decoded = model::DecodeJob(j);
+        if (!decoded.ok()) return decoded.status().WithContext("stored Job");
+        ctx.jobs.push_back(std::make_shared<const model::Job>(std::move(*decoded)));
+        decoded_.PutJob(obj.entry.namespace_, obj.entry.name, obj.entry.source_seq,
+                        ctx.jobs.back());
+      }
+      for (const auto& job : ctx.jobs) ctx.job_ptrs.push_back(job.get());
+      return Status::Ok();
+    }
+    if (view.status().code() != Status::Code::kFailedPrecondition) return view.status();
+    // A ledger without ReadCronJobViewRaw: the decoded view below.
+  }
+  CL_ASSIGN_OR_RETURN(store::CronJobView view, ledger_.ReadCronJobView(ctx.ns, ctx.name));
+  ctx.view_seq = view.last_input_seq;
+  ctx.cron_job = std::make_shared<const model::CronJob>(std::move(view.cron_job));
+  for (model::Job& job : view.jobs) {
+    ctx.jobs.push_back(std::make_shared<const model::Job>(std::move(job)));
+  }
+  for (const auto& job : ctx.jobs) ctx.job_ptrs.push_back(job.get());
+  return Status::Ok();
 }
 
 Result<std::optional<ControllerImpl::PassContext>> ControllerImpl::BeginPass(
@@ -109,20 +191,17 @@ Result<std::optional<ControllerImpl::PassContext>> ControllerImpl::BeginPass(
   ctx.key = key;
   std::tie(ctx.ns, ctx.name) = SplitKey(key);
   ctx.why = why;
-  auto view = ledger_.ReadCronJobView(ctx.ns, ctx.name);
-  if (view.status().IsNotFound()) {
+  const Status read = ReadView(ctx);
+  if (read.IsNotFound()) {
     // spec §3 step 1: gone from the cache -> done, no error, no requeue. Its state goes too.
     store::UnitOfWork unit;
     unit.controller_state.emplace_back(key, std::nullopt);
     CL_RETURN_IF_ERROR(ledger_.Commit(std::move(unit)).status());
     return std::optional<PassContext>();
   }
-  CL_RETURN_IF_ERROR(view.status());
-  ctx.uid = view->cron_job.metadata.uid;
-  ctx.view_seq = view->last_input_seq;
+  CL_RETURN_IF_ERROR(read);
+  ctx.uid = ctx.cron_job->metadata.uid;
   CL_ASSIGN_OR_RETURN(ctx.in.accounting, LoadAccounting(key, ctx.uid));
-  ctx.in.cron_job = std::move(view->cron_job);
-  ctx.in.jobs = std::move(view->jobs);
   ctx.in.now = wall_.Now();  // the one clock read of the pass, recorded in its Tick
   ctx.in.options = options_.decide;
   ctx.in.tzdb = &tzdb_;
@@ -135,7 +214,7 @@ Result<std::optional<ControllerImpl::PassContext>> ControllerImpl::BeginPass(
 // durable before its call is made.
 Result<reconciler::Step> ControllerImpl::PerformCalls(PassContext& ctx,
                                                       std::vector<model::Input>* unsent) {
-  reconciler::Step step = reconciler::Decide(ctx.in);
+  reconciler::Step step = reconciler::Decide(ctx.Ref());
   while (step.next_call) {
     if (ctx.in.outcomes.size() >= kMaxCallsPerPass) {
       return Status::Internal("reconcile pass made more than " + std::to_string(kMaxCallsPerPass) +
@@ -152,7 +231,7 @@ Result<reconciler::Step> ControllerImpl::PerformCalls(PassContext& ctx,
     ++api_calls_;
     unsent->emplace_back(OutcomeOf(call, outcome, ctx.in.now, committed.last_input_seq));
     ctx.in.outcomes.push_back(std::move(outcome));
-    step = reconciler::Decide(ctx.in);
+    step = reconciler::Decide(ctx.Ref());
   }
   return step;
 }
@@ -168,13 +247,20 @@ Status ControllerImpl::FinishPass(const PassContext& ctx, std::vector<model::Inp
   store::UnitOfWork end;
   end.inputs = std::move(unsent);
   std::string accounting = model::AccountingStateBytes(result.accounting);
-  end.controller_state.emplace_back(ctx.key, EncodeControllerStateBytes(ctx.uid, accounting));
+  std::string blob = EncodeControllerStateBytes(ctx.uid, accounting);
+  std::shared_ptr<CachedAccounting> next;
+  if (decoded_.enabled()) {
+    next = std::make_shared<CachedAccounting>(CachedAccounting{blob, ctx.uid, result.accounting});
+  }
+  end.controller_state.emplace_back(ctx.key, std::move(blob));
   end.inputs.emplace_back(model::PassEnd{ctx.in.now, ctx.tick_seq, ctx.view_seq, ctx.ns, ctx.name,
                                          ctx.uid, static_cast<uint32_t>(ctx.in.outcomes.size()),
                                          ResultName(result), std::move(accounting)});
   const size_t decision_count = result.decisions.size();
   end.decisions = std::move(result.decisions);
   CL_RETURN_IF_ERROR(ledger_.Commit(std::move(end)).status());
+  // The next pass reads these bytes back and finds them decoded.
+  if (next != nullptr) decoded_.PutAccounting(ctx.key, std::move(next));
   decisions_ += decision_count;
   return Status::Ok();
 }

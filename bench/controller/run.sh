@@ -17,7 +17,9 @@
 # most of them through the arena's bins; set it empty to run with glibc's defaults),
 # BENCH_LEDGER_WRITE_BUFFER_MIB / BENCH_LEDGER_BLOCK_CACHE_MIB (store::LedgerOptions
 # write_buffer_budget_bytes / block_cache_bytes in MiB; unset = the ledger's defaults: no shared
-# write-buffer budget, RocksDB's 64 MiB per column family, and a 64 MiB block cache).
+# write-buffer budget, RocksDB's 64 MiB per column family, and a 64 MiB block cache),
+# BENCH_DECODED_CACHE_OBJECTS (the controller's decoded-object cache bound, 0 = off; unset = the
+# controller's default).
 #
 # The upstream figures are printed beside ours as a reference, not measured here: they come from
 # other machines and other controllers (see docs/benchmarks.md).
@@ -34,6 +36,7 @@ sync="${BENCH_SYNC:-batch}"
 tunables="${BENCH_GLIBC_TUNABLES-glibc.malloc.tcache_count=2048}"
 ledger_mem=()
 [[ -n "${BENCH_LEDGER_WRITE_BUFFER_MIB:-}" ]] && ledger_mem+=(--ledger-write-buffer-mib "$BENCH_LEDGER_WRITE_BUFFER_MIB")
+[[ -n "${BENCH_DECODED_CACHE_OBJECTS:-}" ]] && ledger_mem+=(--decoded-cache-objects "$BENCH_DECODED_CACHE_OBJECTS")
 [[ -n "${BENCH_LEDGER_BLOCK_CACHE_MIB:-}" ]] && ledger_mem+=(--ledger-block-cache-mib "$BENCH_LEDGER_BLOCK_CACHE_MIB")
 
 if [[ -z "${BUILD_DIR:-}" ]]; then
