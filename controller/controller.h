@@ -46,6 +46,12 @@ struct ControllerOptions {
   // and Jobs, reused while the view points at the same bytes. 0 disables it (every pass decodes
   // its CronJob and Jobs). Default: 65536 (a CronJob with a few Jobs is 3-5 objects).
   size_t decoded_cache_objects = 65536;
+  // Passes run as a batch: a worker (or RunReady) takes up to this many ready keys at once (keys
+  // due at the same instant come out together), reads the clock once for all of them, and
+  // commits their intents in one unit of work per round of calls and their ends in one unit
+  // (docs/controller.md "Batched passes"). Each pass keeps its own records. 1 = one pass at a
+  // time. Default: 1.
+  size_t batch_passes = 1;
 };
 
 struct ControllerStats {

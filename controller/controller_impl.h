@@ -132,6 +132,14 @@ class ControllerImpl final : public Controller {
   Result<reconciler::Step> PerformCalls(PassContext& ctx, std::vector<model::Input>* unsent);
   Status FinishPass(const PassContext& ctx, std::vector<model::Input> unsent,
                     reconciler::SyncResult& result);
+  // Appends a pass's end (its unsent inputs, the PassEnd, its decisions and state) to `end`;
+  // returns the accounting entry the cache takes once `end` is committed (null: cache off).
+  std::shared_ptr<CachedAccounting> AppendEnd(const PassContext& ctx,
+                                              std::vector<model::Input> unsent,
+                                              reconciler::SyncResult& result,
+                                              store::UnitOfWork* end);
+  // Runs the passes of `items` as one batch (ControllerOptions::batch_passes); one report each.
+  std::vector<PassReport> RunBatch(const std::vector<WorkItem>& items);
   Result<model::AccountingState> LoadAccounting(const std::string& key, const std::string& uid);
   // The CronJob and its Jobs into ctx (cron_job, jobs, job_ptrs, view_seq), decoding only the
   // objects the decoded-object cache does not hold at their view entry's source_seq.
@@ -139,6 +147,9 @@ class ControllerImpl final : public Controller {
 
   // --- queue plumbing (controller_impl.cc)
   void Process(const WorkItem& item);
+  void ProcessBatch(const std::vector<WorkItem>& items);
+  // The work-queue decision of spec §2 after a pass of `item`.
+  void Settle(const WorkItem& item, const PassReport& report);
   void WorkerLoop();
 
   const ControllerOptions options_;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -425,6 +426,130 @@ TEST(ControllerLedgerTest, DecodedCacheFollowsModifiedDeletedAndRecreatedCronJob
   auto report = ReplayPasses(h.ledger(), h.tzdb());
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->mismatches, 0u);
+}
+
+// A decision without what depends on how passes were grouped into commits: its own seq, its
+// cause's Tick and view seqs, and the uids and resourceVersions of the Jobs in a status it writes
+// (the fake cluster numbers objects in the order calls reach it, and a batch makes the creates of
+// its passes before their status updates).
+std::vector<std::string> GroupingFree(std::vector<model::Decision> decisions) {
+  std::vector<std::string> out;
+  for (model::Decision& d : decisions) {
+    d.seq = 0;
+    d.cause.tick_seq = 0;
+    d.cause.input_seq = 0;
+    if (d.status.is_object() && d.status.contains("active")) {
+      for (model::Json& ref : d.status["active"]) {
+        ref.erase("resourceVersion");
+        ref.erase("uid");
+      }
+    }
+    out.push_back(model::DumpJson(model::EncodeDecision(d)));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Batched passes (ControllerOptions::batch_passes) decide exactly what one-at-a-time passes do:
+// the same decisions (up to their seqs), the same calls, each intent committed before its call,
+// and replay reproduces every pass from the batched ledger.
+TEST(ControllerLedgerTest, BatchedPassesDecideWhatOneAtATimePassesDecide) {
+  ControllerOptions batched;
+  batched.batch_passes = 16;
+  Harness one(At(12, 0, 30));
+  RunMixedScenario(one);
+  Harness many(At(12, 0, 30), batched);
+  RunMixedScenario(many);
+  {
+    const auto a = GroupingFree(many.Decisions());
+    const auto b = GroupingFree(one.Decisions());
+    std::vector<std::string> only_a, only_b;
+    std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(only_a));
+    std::set_difference(b.begin(), b.end(), a.begin(), a.end(), std::back_inserter(only_b));
+    std::string diff;
+    for (const auto& x : only_a) diff += "batched only: " + x + "\n";
+    for (const auto& x : only_b) diff += "one-at-a-time only: " + x + "\n";
+    EXPECT_TRUE(diff.empty()) << diff;
+  }
+  EXPECT_EQ(many.cluster().Created(), one.cluster().Created());
+  std::vector<model::ApiCall> intended;
+  for (const auto& intent : many.InputsOf<model::ActionIntent>()) {
+    intended.push_back(model::DecodeApiCall(model::ParseJson(intent.payload).value()).value());
+  }
+  EXPECT_EQ(intended, many.cluster().Calls());
+  auto report = ReplayPasses(many.ledger(), many.tzdb());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->mismatches, 0u);
+  EXPECT_TRUE(report->interrupted_ticks.empty());
+  // Passes did share commits: fewer units than one-at-a-time passes need.
+  std::vector<store::UnitOfWork> units;
+  Harness counted(At(12, 0, 30), batched);
+  counted.ledger().FailCommitsWhere([&units](const store::UnitOfWork& u) {
+    units.push_back(u);
+    return false;
+  });
+  for (int i = 0; i < 8; ++i) {
+    counted.cluster().PutCronJob(CronJobManifest("cj" + std::to_string(i), "* * * * *"));
+  }
+  counted.RunUntil(At(12, 1, 10));
+  size_t with_several_intents = 0;
+  for (const store::UnitOfWork& u : units) {
+    size_t intents = 0;
+    for (const model::Input& in : u.inputs)
+      intents += std::holds_alternative<model::ActionIntent>(in);
+    with_several_intents += intents > 1;
+  }
+  EXPECT_GT(with_several_intents, 0u);
+}
+
+// A batch whose commit fails loses nothing and acts on nothing uncommitted: the unit holding
+// several passes' create intents fails once; none of those creates is made, the passes are
+// retried, and every CronJob gets exactly one Job per fire time, each call after its intent.
+TEST(ControllerLedgerTest, ABatchWithAFailingCommitLosesNothingAndActsOnNothingUncommitted) {
+  ControllerOptions batched;
+  batched.batch_passes = 16;
+  Harness h(At(12, 0, 30), batched);
+  for (int i = 0; i < 4; ++i) {
+    h.cluster().PutCronJob(CronJobManifest("cj" + std::to_string(i), "* * * * *"));
+  }
+  h.RunUntil(At(12, 0, 40));
+  int failed = 0;
+  size_t intents_in_failed = 0;
+  h.ledger().FailCommitsWhere([&](const store::UnitOfWork& u) {
+    size_t creates = 0;
+    for (const model::Input& in : u.inputs) {
+      const auto* intent = std::get_if<model::ActionIntent>(&in);
+      creates += intent != nullptr && intent->verb == "create";
+    }
+    if (failed > 0 || creates < 2) return false;
+    ++failed;
+    intents_in_failed = creates;
+    return true;
+  });
+  h.RunUntil(At(12, 3, 10));
+  EXPECT_EQ(failed, 1);
+  EXPECT_GE(intents_in_failed, 2u);
+  std::vector<model::ApiCall> intended;
+  for (const auto& intent : h.InputsOf<model::ActionIntent>()) {
+    intended.push_back(model::DecodeApiCall(model::ParseJson(intent.payload).value()).value());
+  }
+  EXPECT_EQ(intended, h.cluster().Calls());  // no call without its committed intent
+  std::map<std::pair<std::string, Time>, int> creates;
+  for (const model::Decision& d : h.Decisions()) {
+    if (d.action == DecisionAction::kCreateJob) ++creates[{d.cron_job.name, *d.scheduled_time}];
+  }
+  for (int i = 0; i < 4; ++i) {
+    for (int m = 1; m <= 3; ++m) {
+      EXPECT_EQ((creates[{"cj" + std::to_string(i), At(12, m)}]), 1) << i << " " << m;
+    }
+  }
+  EXPECT_EQ(creates.size(), 12u);
+  for (const auto& [name, n] : h.cluster().Created()) EXPECT_EQ(n, 1) << name;
+  EXPECT_EQ(h.cluster().Created().size(), 12u);
+  auto report = ReplayPasses(h.ledger(), h.tzdb());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->mismatches, 0u);
+  EXPECT_TRUE(report->dangling_intents.empty());
 }
 
 }  // namespace

@@ -65,6 +65,8 @@ struct Options {
   size_t peer_batch = 4096;  // creates per raw-peer WriteBatch (one fsync each)
   // ControllerOptions::decoded_cache_objects; unset = the controller's default.
   std::optional<size_t> decoded_cache_objects;
+  // ControllerOptions::batch_passes; unset = the controller's default.
+  std::optional<size_t> batch_passes;
 };
 
 [[noreturn]] void Die(const std::string& msg) {
@@ -106,6 +108,8 @@ Options ParseArgs(int argc, char** argv) {
       o.block_cache_mib = std::strtoull(next().c_str(), nullptr, 10);
     } else if (a == "--decoded-cache-objects") {
       o.decoded_cache_objects = std::strtoull(next().c_str(), nullptr, 10);
+    } else if (a == "--batch-passes") {
+      o.batch_passes = std::strtoull(next().c_str(), nullptr, 10);
     } else if (a == "--no-floor") {
       o.floor = false;
     } else if (a == "--peer-batch") {
@@ -315,7 +319,9 @@ int Run(const Options& o) {
   controller::ControllerOptions co;
   co.workers = o.workers;
   if (o.decoded_cache_objects) co.decoded_cache_objects = *o.decoded_cache_objects;
-  std::printf("decoded_cache_objects_max %zu\n", co.decoded_cache_objects);
+  if (o.batch_passes) co.batch_passes = *o.batch_passes;
+  std::printf("decoded_cache_objects_max %zu\nbatch_passes %zu\n", co.decoded_cache_objects,
+              co.batch_passes);
   auto ctrl = Check(controller::Controller::Open(co, ledger, sim, clocks, clocks, *tzdb), "open");
   controller::SimEventPump pump(sim, clocks, [&ctrl](std::vector<model::WatchEvent> events) {
     return ctrl->Ingest(std::move(events));
