@@ -44,8 +44,9 @@ struct ControllerOptions {
   std::string local_time_zone = "UTC";
   // The decoded-object cache of the passes (decoded_cache.h): at most this many decoded CronJobs
   // and Jobs, reused while the view points at the same bytes. 0 disables it (every pass decodes
-  // its CronJob and Jobs). Default: 65536 (a CronJob with a few Jobs is 3-5 objects).
-  size_t decoded_cache_objects = 65536;
+  // its CronJob and Jobs). A CronJob with a few Jobs is 3-5 objects of several KB each
+  // (docs/controller.md "Scale": measured no CPU gain at 10k and 100k, and RSS). Default: 0.
+  size_t decoded_cache_objects = 0;
   // Passes run as a batch: a worker (or RunReady) takes up to this many ready keys at once (keys
   // due at the same instant come out together), reads the clock once for all of them, and
   // commits their intents in one unit of work per round of calls and their ends in one unit
