@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -362,6 +363,193 @@ TEST(ControllerLedgerTest, OpenRefusesALocalZoneNameThatIsNotTheDatabasesLocal) 
   wrong.local_time_zone = "Europe/Berlin";
   auto ctl = Controller::Open(wrong, **ledger, cluster, clock, clock, **utc_db);
   EXPECT_TRUE(ctl.status().IsInvalidArgument()) << ctl.status().ToString();
+}
+
+// The decoded-object cache changes no decision: the mixed scenario (updates, deletes, history
+// cleanup, a failed create, a restart) records byte-identical decisions with it and without it,
+// and with it the passes did take objects from it.
+TEST(ControllerLedgerTest, DecodedCacheRecordsTheSameDecisionsAsDecodingEveryPass) {
+  ControllerOptions off;
+  off.decoded_cache_objects = 0;
+  ControllerOptions on;
+  on.decoded_cache_objects = 1024;
+  Harness without(At(12, 0, 30), off);
+  RunMixedScenario(without);
+  Harness with(At(12, 0, 30), on);
+  RunMixedScenario(with);
+  const std::vector<model::Decision> expected = without.Decisions();
+  const std::vector<model::Decision> got = with.Decisions();
+  ASSERT_GT(expected.size(), 20u);
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(model::EncodeDecisionRecord(got[i]), model::EncodeDecisionRecord(expected[i])) << i;
+  }
+  EXPECT_EQ(without.controller().Stats().decode_cache_hits, 0u);
+  EXPECT_GT(with.controller().Stats().decode_cache_hits, 0u);
+  auto report = ReplayPasses(with.ledger(), with.tzdb());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->mismatches, 0u);
+}
+
+// A cached object is used only while the view points at the bytes it was decoded from: a
+// MODIFIED CronJob (suspended), its DELETED event and its re-creation under the same name with a
+// new uid and a new schedule each take effect at the next pass.
+TEST(ControllerLedgerTest, DecodedCacheFollowsModifiedDeletedAndRecreatedCronJobs) {
+  ControllerOptions o;
+  o.decoded_cache_objects = 1024;
+  Harness h(At(12, 0, 30), o);
+  h.cluster().PutCronJob(CronJobManifest("a", "* * * * *"));
+  h.RunUntil(At(12, 3, 10));  // creates for 12:01, 12:02, 12:03
+  const uint64_t hits_before = h.controller().Stats().decode_cache_hits;
+  EXPECT_GT(hits_before, 0u);
+  h.cluster().PutCronJob(CronJobManifest("a", "* * * * *", {{"suspend", true}}));
+  h.RunUntil(At(12, 6, 10));  // suspended: nothing for 12:04..12:06
+  h.cluster().DeleteCronJob("default", "a");
+  h.RunUntil(At(12, 7, 10));
+  const uint64_t objects_after_delete = h.controller().Stats().decode_cache_objects;
+  h.cluster().PutCronJob(CronJobManifest("a", "*/5 * * * *"));  // a new uid
+  h.RunUntil(At(12, 21, 10));                                   // creates for 12:10, 12:15, 12:20
+  std::vector<std::pair<Time, std::string>> creates;
+  for (const model::Decision& d : h.Decisions()) {
+    if (d.action == DecisionAction::kCreateJob)
+      creates.emplace_back(*d.scheduled_time, d.cron_job.uid);
+  }
+  ASSERT_EQ(creates.size(), 6u);
+  const Time want[] = {At(12, 1), At(12, 2), At(12, 3), At(12, 10), At(12, 15), At(12, 20)};
+  for (size_t i = 0; i < creates.size(); ++i) EXPECT_EQ(creates[i].first, want[i]) << i;
+  EXPECT_EQ(creates[0].second, creates[2].second);
+  EXPECT_NE(creates[3].second, creates[0].second);
+  EXPECT_EQ(creates[3].second, creates[5].second);
+  // The deleted CronJob's decoded form was dropped with its DELETED event; its three Jobs stay
+  // (they are in the view until the cluster deletes them).
+  EXPECT_EQ(objects_after_delete, 3u);
+  auto report = ReplayPasses(h.ledger(), h.tzdb());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->mismatches, 0u);
+}
+
+// A decision without what depends on how passes were grouped into commits: its own seq, its
+// cause's Tick and view seqs, and the uids and resourceVersions of the Jobs in a status it writes
+// (the fake cluster numbers objects in the order calls reach it, and a batch makes the creates of
+// its passes before their status updates).
+std::vector<std::string> GroupingFree(std::vector<model::Decision> decisions) {
+  std::vector<std::string> out;
+  for (model::Decision& d : decisions) {
+    d.seq = 0;
+    d.cause.tick_seq = 0;
+    d.cause.input_seq = 0;
+    if (d.status.is_object() && d.status.contains("active")) {
+      for (model::Json& ref : d.status["active"]) {
+        ref.erase("resourceVersion");
+        ref.erase("uid");
+      }
+    }
+    out.push_back(model::DumpJson(model::EncodeDecision(d)));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Batched passes (ControllerOptions::batch_passes) decide exactly what one-at-a-time passes do:
+// the same decisions (up to their seqs), the same calls, each intent committed before its call,
+// and replay reproduces every pass from the batched ledger.
+TEST(ControllerLedgerTest, BatchedPassesDecideWhatOneAtATimePassesDecide) {
+  ControllerOptions batched;
+  batched.batch_passes = 16;
+  Harness one(At(12, 0, 30));
+  RunMixedScenario(one);
+  Harness many(At(12, 0, 30), batched);
+  RunMixedScenario(many);
+  {
+    const auto a = GroupingFree(many.Decisions());
+    const auto b = GroupingFree(one.Decisions());
+    std::vector<std::string> only_a, only_b;
+    std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(only_a));
+    std::set_difference(b.begin(), b.end(), a.begin(), a.end(), std::back_inserter(only_b));
+    std::string diff;
+    for (const auto& x : only_a) diff += "batched only: " + x + "\n";
+    for (const auto& x : only_b) diff += "one-at-a-time only: " + x + "\n";
+    EXPECT_TRUE(diff.empty()) << diff;
+  }
+  EXPECT_EQ(many.cluster().Created(), one.cluster().Created());
+  std::vector<model::ApiCall> intended;
+  for (const auto& intent : many.InputsOf<model::ActionIntent>()) {
+    intended.push_back(model::DecodeApiCall(model::ParseJson(intent.payload).value()).value());
+  }
+  EXPECT_EQ(intended, many.cluster().Calls());
+  auto report = ReplayPasses(many.ledger(), many.tzdb());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->mismatches, 0u);
+  EXPECT_TRUE(report->interrupted_ticks.empty());
+  // Passes did share commits: fewer units than one-at-a-time passes need.
+  std::vector<store::UnitOfWork> units;
+  Harness counted(At(12, 0, 30), batched);
+  counted.ledger().FailCommitsWhere([&units](const store::UnitOfWork& u) {
+    units.push_back(u);
+    return false;
+  });
+  for (int i = 0; i < 8; ++i) {
+    counted.cluster().PutCronJob(CronJobManifest("cj" + std::to_string(i), "* * * * *"));
+  }
+  counted.RunUntil(At(12, 1, 10));
+  size_t with_several_intents = 0;
+  for (const store::UnitOfWork& u : units) {
+    size_t intents = 0;
+    for (const model::Input& in : u.inputs)
+      intents += std::holds_alternative<model::ActionIntent>(in);
+    with_several_intents += intents > 1;
+  }
+  EXPECT_GT(with_several_intents, 0u);
+}
+
+// A batch whose commit fails loses nothing and acts on nothing uncommitted: the unit holding
+// several passes' create intents fails once; none of those creates is made, the passes are
+// retried, and every CronJob gets exactly one Job per fire time, each call after its intent.
+TEST(ControllerLedgerTest, ABatchWithAFailingCommitLosesNothingAndActsOnNothingUncommitted) {
+  ControllerOptions batched;
+  batched.batch_passes = 16;
+  Harness h(At(12, 0, 30), batched);
+  for (int i = 0; i < 4; ++i) {
+    h.cluster().PutCronJob(CronJobManifest("cj" + std::to_string(i), "* * * * *"));
+  }
+  h.RunUntil(At(12, 0, 40));
+  int failed = 0;
+  size_t intents_in_failed = 0;
+  h.ledger().FailCommitsWhere([&](const store::UnitOfWork& u) {
+    size_t creates = 0;
+    for (const model::Input& in : u.inputs) {
+      const auto* intent = std::get_if<model::ActionIntent>(&in);
+      creates += intent != nullptr && intent->verb == "create";
+    }
+    if (failed > 0 || creates < 2) return false;
+    ++failed;
+    intents_in_failed = creates;
+    return true;
+  });
+  h.RunUntil(At(12, 3, 10));
+  EXPECT_EQ(failed, 1);
+  EXPECT_GE(intents_in_failed, 2u);
+  std::vector<model::ApiCall> intended;
+  for (const auto& intent : h.InputsOf<model::ActionIntent>()) {
+    intended.push_back(model::DecodeApiCall(model::ParseJson(intent.payload).value()).value());
+  }
+  EXPECT_EQ(intended, h.cluster().Calls());  // no call without its committed intent
+  std::map<std::pair<std::string, Time>, int> creates;
+  for (const model::Decision& d : h.Decisions()) {
+    if (d.action == DecisionAction::kCreateJob) ++creates[{d.cron_job.name, *d.scheduled_time}];
+  }
+  for (int i = 0; i < 4; ++i) {
+    for (int m = 1; m <= 3; ++m) {
+      EXPECT_EQ((creates[{"cj" + std::to_string(i), At(12, m)}]), 1) << i << " " << m;
+    }
+  }
+  EXPECT_EQ(creates.size(), 12u);
+  for (const auto& [name, n] : h.cluster().Created()) EXPECT_EQ(n, 1) << name;
+  EXPECT_EQ(h.cluster().Created().size(), 12u);
+  auto report = ReplayPasses(h.ledger(), h.tzdb());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->mismatches, 0u);
+  EXPECT_TRUE(report->dangling_intents.empty());
 }
 
 }  // namespace

@@ -184,6 +184,15 @@ struct CronJobView {
   uint64_t last_input_seq = 0;   // the view reflects the log up to here
 };
 
+// A CronJob and its Jobs from one snapshot, for a caller that keeps decoded objects (the
+// controller's decoded-object cache): entries always, raw bytes only of the objects the caller
+// does not hold (ReadCronJobViewRaw).
+struct CronJobViewRaw {
+  ViewObject cron_job;           // raw empty when the caller holds it
+  std::vector<ViewObject> jobs;  // the CronJob's Jobs by name, as CronJobView::jobs
+  uint64_t last_input_seq = 0;
+};
+
 // How many decisions the audit index scans took from the index entries alone and how many they
 // read from the decision log (one point read each), since the ledger was opened. Lets a test show
 // that a query is covered by its index.
@@ -250,6 +259,13 @@ class Ledger {
   virtual Result<std::vector<model::CronJob>> ListCronJobs() = 0;
   // A CronJob and its Jobs from one snapshot. NotFound when the CronJob is absent.
   virtual Result<CronJobView> ReadCronJobView(std::string_view ns, std::string_view name) = 0;
+  // The same view as entries, with the raw bytes of every object for which `held(entry)` returns
+  // false (the caller holds the others decoded: the bytes at an entry's source_seq never change).
+  // NotFound when the CronJob is absent. Default: FailedPrecondition (not supported; the caller
+  // reads ReadCronJobView instead).
+  virtual Result<CronJobViewRaw> ReadCronJobViewRaw(
+      std::string_view ns, std::string_view name,
+      const std::function<bool(const ObjectEntry&)>& held);
   // The last resourceVersion seen for a resource ("batch/v1/CronJob"); NotFound when none.
   virtual Result<std::string> GetResourceVersion(std::string_view resource) = 0;
   // The controller state blob of a CronJob ("ns/name"); NotFound when none.

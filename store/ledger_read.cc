@@ -166,6 +166,54 @@ Result<CronJobView> RocksDbLedger::ReadCronJobView(std::string_view ns, std::str
   return v;
 }
 
+Result<CronJobViewRaw> RocksDbLedger::ReadCronJobViewRaw(
+    std::string_view ns, std::string_view name,
+    const std::function<bool(const ObjectEntry&)>& held) {
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
+  const rocksdb::Snapshot* snapshot = scope.snapshot();
+  // An object's entry, and its raw bytes unless the caller holds it decoded.
+  auto read = [&](model::ObjectKind kind, std::string_view object_name) -> Result<ViewObject> {
+    CL_ASSIGN_OR_RETURN(std::string bytes,
+                        GetRaw(kViewCf, view_key::Object(kind, ns, object_name), snapshot));
+    ViewObject obj;
+    CL_ASSIGN_OR_RETURN(obj.entry, DecodeObjectEntry(bytes));
+    if (held(obj.entry)) return obj;
+    auto raw = GetRaw(kRawCf, keys::Be64(obj.entry.source_seq), snapshot);
+    if (!raw.ok()) {
+      return raw.status().IsNotFound()
+                 ? Status::Corruption("view points at missing raw bytes of seq " +
+                                      std::to_string(obj.entry.source_seq))
+                 : raw.status();
+    }
+    CL_RETURN_IF_ERROR(DecodeRawValueOf(obj.entry.source_seq, *raw, &obj.raw));
+    return obj;
+  };
+  CronJobViewRaw v;
+  CL_ASSIGN_OR_RETURN(v.cron_job, read(model::ObjectKind::kCronJob, name));
+  const std::string prefix = view_key::OwnerPrefix(ns, name);
+  std::vector<std::string> names;
+  {
+    rocksdb::ReadOptions ro;
+    ro.snapshot = snapshot;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kViewCf]));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      names.emplace_back(ToView(it->key()).substr(prefix.size()));
+    }
+    CL_RETURN_IF_ERROR(FromRocks(it->status(), "jobs-by-owner scan"));
+  }
+  v.jobs.reserve(names.size());
+  for (const auto& job : names) {
+    CL_ASSIGN_OR_RETURN(ViewObject obj, read(model::ObjectKind::kJob, job));
+    v.jobs.push_back(std::move(obj));
+  }
+  auto last = GetRaw(kMetaCf, keys::kLastInputSeq, snapshot);
+  if (last.ok() && !keys::GetBe64(*last, &v.last_input_seq)) {
+    return Status::Corruption("ledger: bad meta last_input_seq");
+  }
+  return v;
+}
+
 Result<std::string> RocksDbLedger::GetResourceVersion(std::string_view resource) {
   ReadScope scope(this);
   CL_RETURN_IF_ERROR(scope.status());
@@ -186,6 +234,11 @@ Status RocksDbLedger::ScanInputs(uint64_t from_seq, bool with_raw,
   ReadScope scope(this);
   CL_RETURN_IF_ERROR(scope.status());
   return ScanInputsAt(scope.snapshot(), from_seq, with_raw, fn);
+}
+
+Result<CronJobViewRaw> Ledger::ReadCronJobViewRaw(std::string_view, std::string_view,
+                                                  const std::function<bool(const ObjectEntry&)>&) {
+  return Status::FailedPrecondition("ledger: ReadCronJobViewRaw not supported");
 }
 
 Status Ledger::ScanWatchEvents(

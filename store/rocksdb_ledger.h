@@ -51,6 +51,9 @@ class RocksDbLedger final : public Ledger {
   Result<std::vector<ObjectEntry>> ListCronJobEntries() override;
   Result<std::vector<model::CronJob>> ListCronJobs() override;
   Result<CronJobView> ReadCronJobView(std::string_view ns, std::string_view name) override;
+  Result<CronJobViewRaw> ReadCronJobViewRaw(
+      std::string_view ns, std::string_view name,
+      const std::function<bool(const ObjectEntry&)>& held) override;
   Result<std::string> GetResourceVersion(std::string_view resource) override;
   Result<std::string> GetControllerState(std::string_view key) override;
 

@@ -21,7 +21,9 @@
 #include <thread>
 
 #include "bench/controller/measuring_ledger.h"
+#include "bench/controller/raw_create_peer.h"
 #include "controller/controller.h"
+#include "controller/controller_impl.h"
 #include "controller/sim_cluster.h"
 #include "controller/sim_pump.h"
 #include "model/objects.h"
@@ -58,6 +60,13 @@ struct Options {
   // store::LedgerOptions memory settings; unset = the ledger's defaults.
   std::optional<size_t> write_buffer_budget_mib;
   std::optional<size_t> block_cache_mib;
+  // The floor peers after the window (raw_create_peer.h, DecideFloor): on unless --no-floor.
+  bool floor = true;
+  size_t peer_batch = 4096;  // creates per raw-peer WriteBatch (one fsync each)
+  // ControllerOptions::decoded_cache_objects; unset = the controller's default.
+  std::optional<size_t> decoded_cache_objects;
+  // ControllerOptions::batch_passes; unset = the controller's default.
+  std::optional<size_t> batch_passes;
 };
 
 [[noreturn]] void Die(const std::string& msg) {
@@ -97,6 +106,14 @@ Options ParseArgs(int argc, char** argv) {
       o.write_buffer_budget_mib = std::strtoull(next().c_str(), nullptr, 10);
     } else if (a == "--ledger-block-cache-mib") {
       o.block_cache_mib = std::strtoull(next().c_str(), nullptr, 10);
+    } else if (a == "--decoded-cache-objects") {
+      o.decoded_cache_objects = std::strtoull(next().c_str(), nullptr, 10);
+    } else if (a == "--batch-passes") {
+      o.batch_passes = std::strtoull(next().c_str(), nullptr, 10);
+    } else if (a == "--no-floor") {
+      o.floor = false;
+    } else if (a == "--peer-batch") {
+      o.peer_batch = std::strtoull(next().c_str(), nullptr, 10);
     } else {
       Die("unknown flag " + a);
     }
@@ -222,6 +239,67 @@ void PrintReference() {
       "cores\"\n");
 }
 
+// The CPU floor: reconciler::Decide alone over create passes of the bench's CronJobs, as the
+// ledger holds them after the window (the CronJob, its Jobs, its accounting state), at the next
+// fire time. A create pass calls Decide once per API call plus once (create, updateStatus, end);
+// the outcomes fed back are OK with the requested object, which is what the simulated cluster
+// returns for them in substance. Returns {ns per create pass, Decide calls per pass}.
+std::pair<double, double> DecideFloor(const Options& o, store::Ledger& ledger,
+                                      const model::TimeZoneDb& tzdb, Time now) {
+  std::vector<reconciler::SyncInput> inputs;
+  const uint64_t n = std::min<uint64_t>(o.cronjobs, 20'000);
+  for (uint64_t i = 0; i < n; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "cj-%07llu", static_cast<unsigned long long>(i));
+    const std::string ns = "bench-" + std::to_string(i % 64);
+    auto view = ledger.ReadCronJobView(ns, name);
+    if (!view.ok()) continue;
+    reconciler::SyncInput in;
+    in.cron_job = std::move(view->cron_job);
+    in.jobs = std::move(view->jobs);
+    in.now = now;
+    in.tzdb = &tzdb;
+    if (auto blob = ledger.GetControllerState(ns + "/" + name); blob.ok()) {
+      if (auto st = controller::DecodeControllerState(*blob); st.ok()) {
+        in.accounting = std::move(st->second);
+      }
+    }
+    inputs.push_back(std::move(in));
+  }
+  if (inputs.empty()) return {-1, 0};
+  // Borrowed (SyncInputRef): the loop times Decide, not copies of its input.
+  std::vector<std::vector<const model::Job*>> jobs(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    for (const model::Job& j : inputs[i].jobs) jobs[i].push_back(&j);
+  }
+  uint64_t passes = 0, calls = 0;
+  std::vector<model::ApiOutcome> outcomes;
+  const double cpu0 = CpuSeconds();
+  const auto t0 = std::chrono::steady_clock::now();
+  do {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      reconciler::SyncInputRef ref;
+      ref.cron_job = &inputs[i].cron_job;
+      ref.jobs = jobs[i];
+      ref.now = inputs[i].now;
+      ref.tzdb = &tzdb;
+      ref.accounting = &inputs[i].accounting;
+      outcomes.clear();
+      for (;;) {
+        ref.outcomes = outcomes;
+        reconciler::Step step = reconciler::Decide(ref);
+        ++calls;
+        if (!step.next_call) break;
+        outcomes.push_back(model::ApiOutcome::Ok(std::move(step.next_call->object)));
+      }
+      ++passes;
+    }
+  } while (std::chrono::steady_clock::now() - t0 < seconds(2));
+  const double cpu = CpuSeconds() - cpu0;
+  return {cpu * 1e9 / static_cast<double>(passes),
+          static_cast<double>(calls) / static_cast<double>(passes)};
+}
+
 int Run(const Options& o) {
   static const SystemClocks clocks;
   auto tzdb = Check(model::OpenSystemTimeZoneDb({}), "tzdb");
@@ -232,12 +310,18 @@ int Run(const Options& o) {
   if (o.block_cache_mib) lo.block_cache_bytes = *o.block_cache_mib << 20;
   std::printf("ledger_write_buffer_budget_bytes %zu\nledger_block_cache_bytes %zu\n",
               lo.write_buffer_budget_bytes, lo.block_cache_bytes);
-  MeasuringLedger ledger(Check(store::Ledger::Open(lo), "ledger"), clocks);
+  auto ledger_holder =
+      std::make_unique<MeasuringLedger>(Check(store::Ledger::Open(lo), "ledger"), clocks);
+  MeasuringLedger& ledger = *ledger_holder;
   controller::SimClusterOptions so;
   so.event_log_capacity = 0;
   controller::SimCluster sim(so, clocks);
   controller::ControllerOptions co;
   co.workers = o.workers;
+  if (o.decoded_cache_objects) co.decoded_cache_objects = *o.decoded_cache_objects;
+  if (o.batch_passes) co.batch_passes = *o.batch_passes;
+  std::printf("decoded_cache_objects_max %zu\nbatch_passes %zu\n", co.decoded_cache_objects,
+              co.batch_passes);
   auto ctrl = Check(controller::Controller::Open(co, ledger, sim, clocks, clocks, *tzdb), "open");
   controller::SimEventPump pump(sim, clocks, [&ctrl](std::vector<model::WatchEvent> events) {
     return ctrl->Ingest(std::move(events));
@@ -387,8 +471,65 @@ int Run(const Options& o) {
   Print("hwm_per_cronjob_bytes",
         static_cast<double>(hwm - rss_base) / static_cast<double>(o.cronjobs));
   Print("passes", static_cast<double>(stats.passes));
+  Print("decode_cache_objects", static_cast<double>(stats.decode_cache_objects));
+  Print("decode_cache_hit_ratio",
+        stats.decode_cache_hits + stats.decode_cache_misses == 0
+            ? 0
+            : static_cast<double>(stats.decode_cache_hits) /
+                  static_cast<double>(stats.decode_cache_hits + stats.decode_cache_misses));
   Print("errors", static_cast<double>(stats.errors));
   Print("sim_jobs_live", static_cast<double>(sim.JobCount()));
+
+  // How long each minute's burst took to commit (its slowest create), and the create rate that
+  // makes: ours, next to the floor peers below.
+  double burst_total = 0;
+  for (const double b : ledger.burst_seconds()) burst_total += b;
+  const double ours_rate = burst_total > 0 ? static_cast<double>(created) / burst_total : 0;
+  Print("ours_burst_seconds_total", burst_total);
+  Print("ours_burst_creates_per_second", ours_rate);
+  Print("ours_1m_creates_seconds_extrapolated", ours_rate > 0 ? 1e6 / ours_rate : -1);
+  if (o.floor) {
+    const auto [decide_ns, decide_calls] =
+        DecideFloor(o, ledger, **&tzdb, NextMinute(clocks.Now()));
+    Print("floor_decide_ns_per_create_pass", decide_ns);
+    Print("floor_decide_calls_per_create_pass", decide_calls);
+    Print("floor_decide_1m_create_passes_core_seconds_extrapolated", decide_ns * 1e6 / 1e9);
+    Print("ours_cpu_over_decide_floor", cpu * per_create * 1e9 / decide_ns);
+    const std::vector<uint64_t> input_seqs = ledger.create_input_seqs();
+    const std::vector<uint64_t> decision_seqs = ledger.create_decision_seqs();
+    ctrl.reset();
+    ledger_holder.reset();  // closes the ledger: the peer reads its files
+    auto captured = ReadCreateRecords(o.data_dir, input_seqs, decision_seqs);
+    if (!captured.ok()) Die("raw peer capture: " + captured.status().ToString());
+    Print("raw_peer_captured_creates", static_cast<double>(captured->creates));
+    Print("raw_peer_records_per_create",
+          static_cast<double>(captured->records.size()) / static_cast<double>(captured->creates));
+    Print("raw_peer_bytes_per_create",
+          static_cast<double>(captured->bytes) / static_cast<double>(captured->creates));
+    RawPeerOptions po;
+    po.dir = o.data_dir + "-rawpeer";
+    po.ledger = lo;
+    po.creates_per_batch = o.peer_batch;
+    std::filesystem::remove_all(po.dir);
+    const double load_peer = LoadAverage();
+    auto peer = RunRawPeer(po, *captured);
+    std::filesystem::remove_all(po.dir);
+    if (!peer.ok()) Die("raw peer: " + peer.status().ToString());
+    const double peer_rate = static_cast<double>(peer->creates) / peer->seconds;
+    Print("raw_peer_loadavg", load_peer);
+    Print("raw_peer_creates", static_cast<double>(peer->creates));
+    Print("raw_peer_batches", static_cast<double>(peer->batches));
+    Print("raw_peer_seconds", peer->seconds);
+    Print("raw_peer_creates_per_second", peer_rate);
+    Print("raw_peer_cpu_seconds_per_create",
+          peer->cpu_seconds / static_cast<double>(peer->creates));
+    // Measured for raw_peer_creates creates; 1M is that rate carried over (extrapolated) unless
+    // the peer wrote 1M itself.
+    Print(peer->creates >= 1'000'000 ? "raw_peer_1m_creates_seconds"
+                                     : "raw_peer_1m_creates_seconds_extrapolated",
+          1e6 / peer_rate);
+    Print("raw_peer_over_ours_creates_per_second", ours_rate > 0 ? peer_rate / ours_rate : -1);
+  }
   PrintReference();
   return 0;
 }

@@ -10,6 +10,8 @@
 #include <array>
 #include <atomic>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "bench/controller/skew_histogram.h"
 #include "model/clock.h"
@@ -47,6 +49,14 @@ class MeasuringLedger final : public store::testing::ForwardingLedger {
   uint64_t decisions() const { return decisions_.load(); }
   uint64_t creates_in_window() const { return skew_.count(); }
   WriteCounts counts() const;
+  // What the raw peer (raw_create_peer.h) replays: the input seqs of every unit that carried a
+  // create-Job intent whose time is in the window (the pass's Tick and the intent, with whatever
+  // else went in that unit) and the seqs of the createJob decisions measured in the window.
+  std::vector<uint64_t> create_input_seqs() const;
+  std::vector<uint64_t> create_decision_seqs() const;
+  // The longest skew of the creates scheduled in each minute of the window (index = minutes since
+  // its start): how long each minute's burst took to commit.
+  std::vector<double> burst_seconds() const;
 
   Result<store::CommitResult> Commit(store::UnitOfWork unit) override;
 
@@ -63,6 +73,10 @@ class MeasuringLedger final : public store::testing::ForwardingLedger {
   std::array<std::atomic<uint64_t>, 6> inputs_{};
   std::atomic<uint64_t> sampled_bytes_{0};
   SkewHistogram skew_;
+  mutable std::mutex capture_mu_;
+  std::vector<uint64_t> create_input_seqs_;
+  std::vector<uint64_t> create_decision_seqs_;
+  std::vector<int64_t> burst_nanos_;
 };
 
 }  // namespace cronledger::bench
