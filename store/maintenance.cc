@@ -48,7 +48,7 @@ Result<RebuildReport> RocksDbLedger::Rebuild(bool repair) {
   Status fold_status;
   CL_RETURN_IF_ERROR(
       ScanWatchEventsAt(scope.snapshot(), 0, [&](uint64_t seq, const model::WatchEventRef& ev) {
-        fold_status = FoldWatchEvent(ev, seq, &rebuilt);
+        fold_status = rebuilt.Fold(ev, seq);
         ++report.records_folded;
         return fold_status.ok();
       }));

@@ -1,6 +1,8 @@
 #include "store/view.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <utility>
 
 namespace cronledger::store {
@@ -20,32 +22,92 @@ struct EntryView {
   uint64_t source_seq = 0;
 };
 
-void EncodeEntryTo(const EntryView& e, std::string* out) {
-  out->clear();
-  model::RecordWriter w(out);
-  w.Byte(kEntryV1);
-  w.Byte(static_cast<uint8_t>(e.kind));
-  w.Bytes(e.api_version);
-  w.Bytes(e.namespace_);
-  w.Bytes(e.name);
-  w.Bytes(e.uid);
-  w.Bytes(e.resource_version);
-  w.Bytes(e.owner_name);
-  w.Bytes(e.owner_uid);
-  w.Varint(e.source_seq);
+// RecordWriter's varint (LEB128), written into a buffer sized beforehand: the fold's encoder
+// sizes an entry once and writes it without a capacity check per byte.
+size_t VarintLength(uint64_t v) {
+  size_t n = 1;
+  for (; v >= 0x80; v >>= 7) ++n;
+  return n;
 }
 
-// Decodes the uid and owner name of an entry without copying (all the fold needs of a prior).
+char* PutVarint(char* p, uint64_t v) {
+  for (; v >= 0x80; v >>= 7) *p++ = static_cast<char>((v & 0x7f) | 0x80);
+  *p++ = static_cast<char>(v);
+  return p;
+}
+
+char* PutBytes(char* p, std::string_view s) {
+  p = PutVarint(p, s.size());
+  if (!s.empty()) std::memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+
+// Appends the encoding of `e` (version, kind, the seven strings, seq), as RecordWriter writes it.
+void AppendEntry(const EntryView& e, std::string* out) {
+  const std::string_view fields[] = {e.api_version,      e.namespace_, e.name,     e.uid,
+                                     e.resource_version, e.owner_name, e.owner_uid};
+  size_t size = 2 + VarintLength(e.source_seq);
+  for (std::string_view f : fields) size += VarintLength(f.size()) + f.size();
+  const size_t at = out->size();
+  out->resize(at + size);
+  char* p = out->data() + at;
+  *p++ = static_cast<char>(kEntryV1);
+  *p++ = static_cast<char>(e.kind);
+  for (std::string_view f : fields) p = PutBytes(p, f);
+  PutVarint(p, e.source_seq);
+}
+
+void EncodeEntryTo(const EntryView& e, std::string* out) {
+  out->clear();
+  AppendEntry(e, out);
+}
+
+void AppendResourceVersionEntry(std::string_view resource_version, uint64_t seq, std::string* out) {
+  const size_t at = out->size();
+  out->resize(at + 1 + VarintLength(resource_version.size()) + resource_version.size() +
+              VarintLength(seq));
+  char* p = out->data() + at;
+  *p++ = static_cast<char>(kEntryV1);
+  PutVarint(PutBytes(p, resource_version), seq);
+}
+
+// RecordReader's varint, inline: false when truncated or over 64 bits.
+bool GetVarint(const char** p, const char* end, uint64_t* v) {
+  uint64_t result = 0;
+  for (int shift = 0; shift <= 63 && *p != end; shift += 7) {
+    const auto byte = static_cast<uint8_t>(*(*p)++);
+    if (shift == 63 && byte > 1) return false;
+    result |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) {
+      *v = result;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool GetBytes(const char** p, const char* end, std::string_view* s) {
+  uint64_t n = 0;
+  if (!GetVarint(p, end, &n) || n > static_cast<uint64_t>(end - *p)) return false;
+  *s = std::string_view(*p, n);
+  *p += n;
+  return true;
+}
+
+// Decodes an entry without copying (its fields view `bytes`); false when malformed, as
+// RecordReader would find it.
 bool DecodeEntryView(std::string_view bytes, EntryView* e) {
-  model::RecordReader r(bytes);
-  uint8_t version = 0;
-  uint8_t kind = 0;
-  bool ok = r.Byte(&version) && version == kEntryV1 && r.Byte(&kind) && kind >= 1 && kind <= 2 &&
-            r.Bytes(&e->api_version) && r.Bytes(&e->namespace_) && r.Bytes(&e->name) &&
-            r.Bytes(&e->uid) && r.Bytes(&e->resource_version) && r.Bytes(&e->owner_name) &&
-            r.Bytes(&e->owner_uid) && r.Varint(&e->source_seq) && r.done();
+  const char* p = bytes.data();
+  const char* const end = p + bytes.size();
+  if (bytes.size() < 2 || static_cast<uint8_t>(p[0]) != kEntryV1) return false;
+  const auto kind = static_cast<uint8_t>(p[1]);
+  if (kind < 1 || kind > 2) return false;
   e->kind = static_cast<model::ObjectKind>(kind);
-  return ok;
+  p += 2;
+  return GetBytes(&p, end, &e->api_version) && GetBytes(&p, end, &e->namespace_) &&
+         GetBytes(&p, end, &e->name) && GetBytes(&p, end, &e->uid) &&
+         GetBytes(&p, end, &e->resource_version) && GetBytes(&p, end, &e->owner_name) &&
+         GetBytes(&p, end, &e->owner_uid) && GetVarint(&p, end, &e->source_seq) && p == end;
 }
 
 void ObjectKeyTo(model::ObjectKind kind, std::string_view ns, std::string_view name,
@@ -90,10 +152,7 @@ Result<ObjectEntry> DecodeObjectEntry(std::string_view bytes) {
 
 std::string EncodeResourceVersionEntry(const ResourceVersionEntry& e) {
   std::string out;
-  model::RecordWriter w(&out);
-  w.Byte(kEntryV1);
-  w.Bytes(e.resource_version);
-  w.Varint(e.source_seq);
+  AppendResourceVersionEntry(e.resource_version, e.source_seq, &out);
   return out;
 }
 
@@ -174,10 +233,7 @@ Status FoldWatchEvent(const model::WatchEventRef& ev, uint64_t seq, ViewStore* v
     key.append(ev.api_version).push_back('/');
     key.append(model::ObjectKindName(ev.kind));
     value.clear();
-    model::RecordWriter w(&value);
-    w.Byte(kEntryV1);
-    w.Bytes(ev.resource_version);
-    w.Varint(seq);
+    AppendResourceVersionEntry(ev.resource_version, seq, &value);
     view->Put(key, value);
   }
   if (ev.type == WatchEventType::kBookmark) return Status::Ok();
@@ -262,6 +318,127 @@ uint32_t FlatViewStore::Find(std::string_view key, uint64_t h) const {
   }
 }
 
+uint32_t FlatViewStore::FindSlot(std::string_view key, uint64_t h, size_t* slot) {
+  const size_t mask = slots_.size() - 1;
+  size_t insert = SIZE_MAX;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    const uint32_t s = slots_[i];
+    if (s == kEmpty) {
+      *slot = insert != SIZE_MAX ? insert : i;
+      return kNone;
+    }
+    if (s == kTombstone) {
+      if (insert == SIZE_MAX) insert = i;
+      continue;
+    }
+    const Entry& e = entries_[s - 1];
+    if (e.hash == h && e.key() == key) {
+      *slot = i;
+      return s - 1;
+    }
+  }
+}
+
+uint32_t FlatViewStore::InsertAt(size_t slot, std::string_view key, uint64_t h) {
+  uint32_t idx = 0;
+  if (free_.empty()) {
+    CL_CHECK(entries_.size() < kTombstone - 1);
+    idx = static_cast<uint32_t>(entries_.size());
+    entries_.emplace_back();
+  } else {
+    idx = free_.back();
+    free_.pop_back();
+  }
+  Entry& e = entries_[idx];
+  e.hash = h;
+  e.key_len = static_cast<uint32_t>(key.size());
+  e.live = true;
+  e.bytes.assign(key);
+  if (slots_[slot] == kEmpty) ++used_slots_;
+  slots_[slot] = idx + 1;
+  ++live_;
+  return idx;
+}
+
+void FlatViewStore::EraseAt(size_t slot, uint32_t idx) {
+  slots_[slot] = kTombstone;
+  Entry& e = entries_[idx];
+  e.live = false;
+  e.bytes.clear();  // keeps the capacity for the entry that reuses it
+  free_.push_back(idx);
+  --live_;
+  if (last_ == idx) last_ = kNone;
+  std::erase_if(resources_, [idx](const ResourceEntry& r) { return r.index == idx; });
+}
+
+uint32_t FlatViewStore::Upsert(std::string_view key) {
+  const uint64_t h = Hash()(key);
+  if ((used_slots_ + 1) * 2 > slots_.size()) Grow();
+  size_t slot = 0;
+  const uint32_t idx = FindSlot(key, h, &slot);
+  return idx != kNone ? idx : InsertAt(slot, key, h);
+}
+
+uint32_t FlatViewStore::ResourceIndex(const model::WatchEventRef& ev) {
+  for (const ResourceEntry& r : resources_) {
+    if (r.kind == ev.kind && r.api_version == ev.api_version) return r.index;
+  }
+  key_scratch_.assign(1, view_key::kResourcePrefix);
+  key_scratch_.append(ev.api_version).push_back('/');
+  key_scratch_.append(model::ObjectKindName(ev.kind));
+  const uint32_t idx = Upsert(key_scratch_);
+  resources_.push_back({ev.kind, std::string(ev.api_version), idx});
+  return idx;
+}
+
+Status FlatViewStore::Fold(const model::WatchEventRef& ev, uint64_t seq) {
+  using model::WatchEventType;
+  if (!ev.resource_version.empty()) {
+    Entry& r = entries_[ResourceIndex(ev)];
+    r.bytes.resize(r.key_len);
+    AppendResourceVersionEntry(ev.resource_version, seq, &r.bytes);
+  }
+  if (ev.type == WatchEventType::kBookmark) return Status::Ok();
+
+  ObjectKeyTo(ev.kind, ev.namespace_, ev.name, &key_scratch_);
+  const uint64_t h = Hash()(key_scratch_);
+  if ((used_slots_ + 1) * 2 > slots_.size()) Grow();
+  size_t slot = 0;
+  uint32_t idx = FindSlot(key_scratch_, h, &slot);
+  const bool has_prior = idx != kNone;
+  EntryView prior;  // views the stored entry: read before the entry is rewritten or erased
+  if (has_prior && !DecodeEntryView(entries_[idx].value(), &prior)) {
+    return Status::Corruption("view: malformed object entry");
+  }
+  const bool is_job = ev.kind == model::ObjectKind::kJob;
+  if (ev.type == WatchEventType::kDeleted) {
+    // As FoldWatchEvent: a DELETED of another incarnation leaves the stored (newer) object.
+    if (!has_prior || (!ev.uid.empty() && prior.uid != ev.uid)) return Status::Ok();
+    const bool unindex = is_job && !prior.owner_name.empty();
+    if (unindex) OwnerIndexTo(ev.namespace_, prior.owner_name, ev.name, &index_scratch_);
+    EraseAt(slot, idx);
+    if (unindex) Delete(index_scratch_);
+    return Status::Ok();
+  }
+  const std::string_view owner_name = is_job ? ev.owner_name : "";
+  const bool owner_changed = !has_prior || prior.owner_name != owner_name;
+  const bool unindex = is_job && has_prior && !prior.owner_name.empty() && owner_changed;
+  if (unindex) OwnerIndexTo(ev.namespace_, prior.owner_name, ev.name, &index_scratch_);
+  if (!has_prior) idx = InsertAt(slot, key_scratch_, h);
+  Entry& e = entries_[idx];
+  e.bytes.resize(e.key_len);
+  AppendEntry({ev.kind, ev.api_version, ev.namespace_, ev.name, ev.uid, ev.resource_version,
+               owner_name, is_job ? ev.owner_uid : "", seq},
+              &e.bytes);
+  if (unindex) Delete(index_scratch_);
+  if (is_job && !owner_name.empty() && owner_changed) {
+    OwnerIndexTo(ev.namespace_, owner_name, ev.name, &index_scratch_);
+    Entry& index = entries_[Upsert(index_scratch_)];
+    index.bytes.resize(index.key_len);  // the index entry's value is empty
+  }
+  return Status::Ok();
+}
+
 uint32_t FlatViewStore::FindCached(std::string_view key, uint64_t* h) {
   if (last_ != kNone && entries_[last_].live && entries_[last_].key() == key) {
     *h = entries_[last_].hash;
@@ -313,42 +490,18 @@ void FlatViewStore::Put(std::string_view key, std::string_view value) {
     return;
   }
   if ((used_slots_ + 1) * 2 > slots_.size()) Grow();
-  if (free_.empty()) {
-    CL_CHECK(entries_.size() < kTombstone - 1);
-    idx = static_cast<uint32_t>(entries_.size());
-    entries_.emplace_back();
-  } else {
-    idx = free_.back();
-    free_.pop_back();
-  }
-  Entry& e = entries_[idx];
-  e.hash = h;
-  e.key_len = static_cast<uint32_t>(key.size());
-  e.live = true;
-  e.bytes.assign(key).append(value);
-  const size_t mask = slots_.size() - 1;
-  size_t i = h & mask;
-  while (slots_[i] != kEmpty && slots_[i] != kTombstone) i = (i + 1) & mask;
-  if (slots_[i] == kEmpty) ++used_slots_;
-  slots_[i] = idx + 1;
-  ++live_;
+  size_t slot = 0;
+  FindSlot(key, h, &slot);  // absent (FindCached said so): where it goes
+  idx = InsertAt(slot, key, h);
+  entries_[idx].bytes.append(value);
   last_ = idx;
 }
 
 void FlatViewStore::Delete(std::string_view key) {
-  const uint64_t h = Hash()(key);
-  const uint32_t idx = Find(key, h);
-  if (idx == kNone) return;
-  const size_t mask = slots_.size() - 1;
-  size_t i = h & mask;
-  while (slots_[i] != idx + 1) i = (i + 1) & mask;
-  slots_[i] = kTombstone;
-  Entry& e = entries_[idx];
-  e.live = false;
-  e.bytes.clear();  // keeps the capacity for the entry that reuses it
-  free_.push_back(idx);
-  --live_;
-  if (last_ == idx) last_ = kNone;
+  if (slots_.empty()) return;
+  size_t slot = 0;
+  const uint32_t idx = FindSlot(key, Hash()(key), &slot);
+  if (idx != kNone) EraseAt(slot, idx);
 }
 
 std::vector<std::pair<std::string_view, std::string_view>> FlatViewStore::SortedEntries() const {
