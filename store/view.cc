@@ -72,7 +72,11 @@ void AppendResourceVersionEntry(std::string_view resource_version, uint64_t seq,
 }
 
 // RecordReader's varint, inline: false when truncated or over 64 bits.
-bool GetVarint(const char** p, const char* end, uint64_t* v) {
+[[gnu::always_inline]] inline bool GetVarint(const char** p, const char* end, uint64_t* v) {
+  if (*p != end && static_cast<uint8_t>(**p) < 0x80) {  // one byte: lengths, mostly
+    *v = static_cast<uint8_t>(*(*p)++);
+    return true;
+  }
   uint64_t result = 0;
   for (int shift = 0; shift <= 63 && *p != end; shift += 7) {
     const auto byte = static_cast<uint8_t>(*(*p)++);
@@ -86,7 +90,7 @@ bool GetVarint(const char** p, const char* end, uint64_t* v) {
   return false;
 }
 
-bool GetBytes(const char** p, const char* end, std::string_view* s) {
+[[gnu::always_inline]] inline bool GetBytes(const char** p, const char* end, std::string_view* s) {
   uint64_t n = 0;
   if (!GetVarint(p, end, &n) || n > static_cast<uint64_t>(end - *p)) return false;
   *s = std::string_view(*p, n);
@@ -108,6 +112,32 @@ bool DecodeEntryView(std::string_view bytes, EntryView* e) {
          GetBytes(&p, end, &e->name) && GetBytes(&p, end, &e->uid) &&
          GetBytes(&p, end, &e->resource_version) && GetBytes(&p, end, &e->owner_name) &&
          GetBytes(&p, end, &e->owner_uid) && GetVarint(&p, end, &e->source_seq) && p == end;
+}
+
+// The table's hash of a key: 8 bytes a step, then a full avalanche (murmur3's finalizer), so the
+// low bits that pick a slot depend on every byte. Cheaper than std::hash on short view keys.
+uint64_t KeyHash(std::string_view key) {
+  constexpr uint64_t kMul = 0x9e3779b97f4a7c15ull;
+  const char* p = key.data();
+  size_t n = key.size();
+  uint64_t h = n * kMul;
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t v = 0;
+    std::memcpy(&v, p, 8);
+    h = (h ^ v) * kMul;
+    h ^= h >> 31;
+  }
+  if (n > 0) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; ++i)
+      v |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+    h = (h ^ v) * kMul;
+  }
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 33);
 }
 
 void ObjectKeyTo(model::ObjectKind kind, std::string_view ns, std::string_view name,
@@ -372,7 +402,7 @@ void FlatViewStore::EraseAt(size_t slot, uint32_t idx) {
 }
 
 uint32_t FlatViewStore::Upsert(std::string_view key) {
-  const uint64_t h = Hash()(key);
+  const uint64_t h = KeyHash(key);
   if ((used_slots_ + 1) * 2 > slots_.size()) Grow();
   size_t slot = 0;
   const uint32_t idx = FindSlot(key, h, &slot);
@@ -401,7 +431,7 @@ Status FlatViewStore::Fold(const model::WatchEventRef& ev, uint64_t seq) {
   if (ev.type == WatchEventType::kBookmark) return Status::Ok();
 
   ObjectKeyTo(ev.kind, ev.namespace_, ev.name, &key_scratch_);
-  const uint64_t h = Hash()(key_scratch_);
+  const uint64_t h = KeyHash(key_scratch_);
   if ((used_slots_ + 1) * 2 > slots_.size()) Grow();
   size_t slot = 0;
   uint32_t idx = FindSlot(key_scratch_, h, &slot);
@@ -444,7 +474,7 @@ uint32_t FlatViewStore::FindCached(std::string_view key, uint64_t* h) {
     *h = entries_[last_].hash;
     return last_;
   }
-  *h = Hash()(key);
+  *h = KeyHash(key);
   const uint32_t found = Find(key, *h);
   if (found != kNone) last_ = found;
   return found;
@@ -500,7 +530,7 @@ void FlatViewStore::Put(std::string_view key, std::string_view value) {
 void FlatViewStore::Delete(std::string_view key) {
   if (slots_.empty()) return;
   size_t slot = 0;
-  const uint32_t idx = FindSlot(key, Hash()(key), &slot);
+  const uint32_t idx = FindSlot(key, KeyHash(key), &slot);
   if (idx != kNone) EraseAt(slot, idx);
 }
 
