@@ -42,20 +42,32 @@ char* PutBytes(char* p, std::string_view s) {
   return p + s.size();
 }
 
-// Appends the encoding of `e` (version, kind, the seven strings, seq), as RecordWriter writes it.
-void AppendEntry(const EntryView& e, std::string* out) {
-  const std::string_view fields[] = {e.api_version,      e.namespace_, e.name,     e.uid,
-                                     e.resource_version, e.owner_name, e.owner_uid};
+// The size of the encoding of `e`.
+size_t EntrySize(const EntryView& e) {
   size_t size = 2 + VarintLength(e.source_seq);
-  for (std::string_view f : fields) size += VarintLength(f.size()) + f.size();
+  for (std::string_view f : {e.api_version, e.namespace_, e.name, e.uid, e.resource_version,
+                             e.owner_name, e.owner_uid}) {
+    size += VarintLength(f.size()) + f.size();
+  }
+  return size;
+}
+
+// Appends the encoding of `e` (version, kind, the seven strings, seq), as RecordWriter writes it;
+// `size` is EntrySize(e).
+void AppendEntry(const EntryView& e, size_t size, std::string* out) {
   const size_t at = out->size();
   out->resize(at + size);
   char* p = out->data() + at;
   *p++ = static_cast<char>(kEntryV1);
   *p++ = static_cast<char>(e.kind);
-  for (std::string_view f : fields) p = PutBytes(p, f);
+  for (std::string_view f : {e.api_version, e.namespace_, e.name, e.uid, e.resource_version,
+                             e.owner_name, e.owner_uid}) {
+    p = PutBytes(p, f);
+  }
   PutVarint(p, e.source_seq);
 }
+
+void AppendEntry(const EntryView& e, std::string* out) { AppendEntry(e, EntrySize(e), out); }
 
 void EncodeEntryTo(const EntryView& e, std::string* out) {
   out->clear();
@@ -369,7 +381,7 @@ uint32_t FlatViewStore::FindSlot(std::string_view key, uint64_t h, size_t* slot)
   }
 }
 
-uint32_t FlatViewStore::InsertAt(size_t slot, std::string_view key, uint64_t h) {
+uint32_t FlatViewStore::InsertAt(size_t slot, std::string_view key, uint64_t h, size_t value_size) {
   uint32_t idx = 0;
   if (free_.empty()) {
     CL_CHECK(entries_.size() < kTombstone - 1);
@@ -383,6 +395,7 @@ uint32_t FlatViewStore::InsertAt(size_t slot, std::string_view key, uint64_t h) 
   e.hash = h;
   e.key_len = static_cast<uint32_t>(key.size());
   e.live = true;
+  e.bytes.reserve(key.size() + value_size);  // one allocation for the key and the value to come
   e.bytes.assign(key);
   if (slots_[slot] == kEmpty) ++used_slots_;
   slots_[slot] = idx + 1;
@@ -401,12 +414,12 @@ void FlatViewStore::EraseAt(size_t slot, uint32_t idx) {
   std::erase_if(resources_, [idx](const ResourceEntry& r) { return r.index == idx; });
 }
 
-uint32_t FlatViewStore::Upsert(std::string_view key) {
+uint32_t FlatViewStore::Upsert(std::string_view key, size_t value_size) {
   const uint64_t h = KeyHash(key);
   if ((used_slots_ + 1) * 2 > slots_.size()) Grow();
   size_t slot = 0;
   const uint32_t idx = FindSlot(key, h, &slot);
-  return idx != kNone ? idx : InsertAt(slot, key, h);
+  return idx != kNone ? idx : InsertAt(slot, key, h, value_size);
 }
 
 uint32_t FlatViewStore::ResourceIndex(const model::WatchEventRef& ev) {
@@ -416,7 +429,7 @@ uint32_t FlatViewStore::ResourceIndex(const model::WatchEventRef& ev) {
   key_scratch_.assign(1, view_key::kResourcePrefix);
   key_scratch_.append(ev.api_version).push_back('/');
   key_scratch_.append(model::ObjectKindName(ev.kind));
-  const uint32_t idx = Upsert(key_scratch_);
+  const uint32_t idx = Upsert(key_scratch_, 16);
   resources_.push_back({ev.kind, std::string(ev.api_version), idx});
   return idx;
 }
@@ -454,16 +467,18 @@ Status FlatViewStore::Fold(const model::WatchEventRef& ev, uint64_t seq) {
   const bool owner_changed = !has_prior || prior.owner_name != owner_name;
   const bool unindex = is_job && has_prior && !prior.owner_name.empty() && owner_changed;
   if (unindex) OwnerIndexTo(ev.namespace_, prior.owner_name, ev.name, &index_scratch_);
-  if (!has_prior) idx = InsertAt(slot, key_scratch_, h);
+  const EntryView entry{ev.kind, ev.api_version,      ev.namespace_, ev.name,
+                        ev.uid,  ev.resource_version, owner_name,    is_job ? ev.owner_uid : "",
+                        seq};
+  const size_t size = EntrySize(entry);
+  if (!has_prior) idx = InsertAt(slot, key_scratch_, h, size);
   Entry& e = entries_[idx];
   e.bytes.resize(e.key_len);
-  AppendEntry({ev.kind, ev.api_version, ev.namespace_, ev.name, ev.uid, ev.resource_version,
-               owner_name, is_job ? ev.owner_uid : "", seq},
-              &e.bytes);
+  AppendEntry(entry, size, &e.bytes);
   if (unindex) Delete(index_scratch_);
   if (is_job && !owner_name.empty() && owner_changed) {
     OwnerIndexTo(ev.namespace_, owner_name, ev.name, &index_scratch_);
-    Entry& index = entries_[Upsert(index_scratch_)];
+    Entry& index = entries_[Upsert(index_scratch_, 0)];
     index.bytes.resize(index.key_len);  // the index entry's value is empty
   }
   return Status::Ok();
@@ -522,7 +537,7 @@ void FlatViewStore::Put(std::string_view key, std::string_view value) {
   if ((used_slots_ + 1) * 2 > slots_.size()) Grow();
   size_t slot = 0;
   FindSlot(key, h, &slot);  // absent (FindCached said so): where it goes
-  idx = InsertAt(slot, key, h);
+  idx = InsertAt(slot, key, h, value.size());
   entries_[idx].bytes.append(value);
   last_ = idx;
 }

@@ -150,12 +150,13 @@ class FlatViewStore : public ViewStore {
   // Find() that also returns the slot: the entry's when found, else where an insert goes (the
   // first tombstone or the empty slot ending the probe). The table has room for one insert.
   uint32_t FindSlot(std::string_view key, uint64_t h, size_t* slot);
-  // Inserts `key` (hash `h`) with an empty value at `slot` (from FindSlot); returns its index.
-  uint32_t InsertAt(size_t slot, std::string_view key, uint64_t h);
+  // Inserts `key` (hash `h`) with an empty value at `slot` (from FindSlot), room made for a value
+  // of `value_size` bytes; returns its index.
+  uint32_t InsertAt(size_t slot, std::string_view key, uint64_t h, size_t value_size);
   // Removes the entry `idx` whose slot is `slot`.
   void EraseAt(size_t slot, uint32_t idx);
-  // The entry index of `key`, inserted with an empty value when absent.
-  uint32_t Upsert(std::string_view key);
+  // The entry index of `key`, inserted with an empty value (room for `value_size`) when absent.
+  uint32_t Upsert(std::string_view key, size_t value_size);
   uint32_t ResourceIndex(const model::WatchEventRef& ev);
   // Find() through the one-entry cache of the last key found (a fold reads a key, then writes it).
   uint32_t FindCached(std::string_view key, uint64_t* h);
