@@ -25,7 +25,7 @@ std::string_view ToView(const rocksdb::Slice& s) { return std::string_view(s.dat
 // A batch is handed over when it holds this much: large enough that the hand-over costs little
 // per record, small enough that the batches in flight stay in the cores' caches.
 constexpr size_t kBatchBytes = 64 << 10;
-constexpr size_t kBatches = 4;
+constexpr size_t kBatches = 6;
 constexpr size_t kRecordHeader = sizeof(uint64_t) + sizeof(uint32_t);
 
 // Watch event records in log order, each as [seq: 8 bytes][length: 4 bytes][input record].
@@ -35,7 +35,9 @@ struct Batch {
   Status status;
 };
 
-// The hand-over between the reading thread and the caller's: kBatches batches go round.
+// The hand-over between the reading thread and the caller's: kBatches batches go round. A thread
+// that waits is woken only once half of the batches are there for it (or the scan ends), so the
+// two threads each run for several batches between wake-ups instead of trading one per batch.
 class BatchQueue {
  public:
   BatchQueue() {
@@ -45,7 +47,11 @@ class BatchQueue {
   // Reader: an empty batch to fill, or nullptr once the caller has stopped.
   std::unique_ptr<Batch> TakeFree() {
     std::unique_lock<std::mutex> l(mu_);
-    free_cv_.wait(l, [this] { return stopped_ || !free_.empty(); });
+    if (!stopped_ && free_.empty()) {
+      reader_waits_ = true;
+      free_cv_.wait(l, [this] { return stopped_ || free_.size() >= kWakeAt; });
+      reader_waits_ = false;
+    }
     if (stopped_) return nullptr;
     std::unique_ptr<Batch> b = std::move(free_.back());
     free_.pop_back();
@@ -54,26 +60,36 @@ class BatchQueue {
     return b;
   }
   void PushFull(std::unique_ptr<Batch> b) {
+    bool wake = false;
     {
       std::lock_guard<std::mutex> l(mu_);
+      const bool last = b->last;
       full_.push_back(std::move(b));
+      wake = caller_waits_ && (last || full_.size() >= kWakeAt);
     }
-    full_cv_.notify_one();
+    if (wake) full_cv_.notify_one();
   }
   // Caller: the next batch in log order (waits for it).
   std::unique_ptr<Batch> TakeFull() {
     std::unique_lock<std::mutex> l(mu_);
-    full_cv_.wait(l, [this] { return !full_.empty(); });
+    if (full_.empty()) {
+      caller_waits_ = true;
+      full_cv_.wait(
+          l, [this] { return full_.size() >= kWakeAt || (!full_.empty() && full_.back()->last); });
+      caller_waits_ = false;
+    }
     std::unique_ptr<Batch> b = std::move(full_.front());
     full_.pop_front();
     return b;
   }
   void Return(std::unique_ptr<Batch> b) {
+    bool wake = false;
     {
       std::lock_guard<std::mutex> l(mu_);
       free_.push_back(std::move(b));
+      wake = reader_waits_ && free_.size() >= kWakeAt;
     }
-    free_cv_.notify_one();
+    if (wake) free_cv_.notify_one();
   }
   // Caller: wants no more batches; a reader waiting for an empty one gets nullptr.
   void Stop() {
@@ -85,11 +101,14 @@ class BatchQueue {
   }
 
  private:
+  static constexpr size_t kWakeAt = kBatches / 2;
   std::mutex mu_;
   std::condition_variable free_cv_, full_cv_;
   std::vector<std::unique_ptr<Batch>> free_;
   std::deque<std::unique_ptr<Batch>> full_;
   bool stopped_ = false;
+  bool reader_waits_ = false;
+  bool caller_waits_ = false;
 };
 
 void AppendRecord(uint64_t seq, std::string_view input, std::string* out) {

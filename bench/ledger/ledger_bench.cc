@@ -426,17 +426,21 @@ int main(int argc, char** argv) {
     store::LedgerOptions o;
     o.path = dir.Sub("ledger");
     auto ledger = std::move(store::Ledger::Open(o)).value();
-    std::vector<double> rates;
+    std::vector<double> rates, cpu, caller;
     for (int i = 0; i < 200; ++i) {
-      rates.push_back(LedgerFold(ledger.get(),
-                                 std::getenv("LEDGER_BENCH_READ_AHEAD") != nullptr
-                                     ? ScanMode::kFoldReadAhead
-                                     : ScanMode::kFoldOneThread,
-                                 &events)
-                          .rate);
+      const ScanFigure f =
+          LedgerFold(ledger.get(),
+                     std::getenv("LEDGER_BENCH_READ_AHEAD") != nullptr ? ScanMode::kFoldReadAhead
+                                                                       : ScanMode::kFoldOneThread,
+                     &events);
+      rates.push_back(f.rate);
+      cpu.push_back(f.cpu_ns);
+      caller.push_back(f.caller_cpu_ns);
     }
-    std::printf("log scan + decode + fold, 1 thread: %10.0f records/s (median of 200)\n",
-                Median(rates));
+    std::printf(
+        "log scan + decode + fold: %10.0f records/s, CPU %.0f ns/record, %.0f on the calling "
+        "thread (medians of 200)\n",
+        Median(rates), Median(cpu), Median(caller));
     return 0;
   }
   if (profile && part == "readahead") {
