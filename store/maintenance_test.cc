@@ -2,6 +2,7 @@
 #include <rocksdb/db.h>
 
 #include <filesystem>
+#include <stdexcept>
 
 #include "store/keys.h"
 #include "store/ledger.h"
@@ -170,6 +171,27 @@ TEST(ReadAheadScanTest, MakesTheCallsTheScanMakes) {
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->records_folded, 6000u);
   EXPECT_TRUE(report->differences.empty());
+}
+
+// A callback that throws leaves through the scan like any exception, after the reading thread
+// has been stopped and joined (else std::terminate), and the ledger goes on working.
+TEST(ReadAheadScanTest, ACallbackThatThrowsStopsTheReader) {
+  TempDir dir;
+  auto ledger = OpenLedger(dir.path());
+  PopulateLongLog(ledger.get());
+  for (const size_t at : {size_t{0}, size_t{3000}}) {
+    size_t calls = 0;
+    EXPECT_THROW(
+        (void)ledger->ScanWatchEventsReadAhead(0,
+                                               [&](uint64_t, const model::WatchEventRef&) -> bool {
+                                                 if (calls++ == at)
+                                                   throw std::runtime_error("callback failed");
+                                                 return true;
+                                               }),
+        std::runtime_error);
+    EXPECT_EQ(calls, at + 1);
+  }
+  EXPECT_TRUE(ledger->Rebuild(false)->differences.empty());
 }
 
 // A record that does not decode ends both scans the same way: every event before it delivered,

@@ -151,8 +151,12 @@ void ReadWatchEvents(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* inputs,
       continue;
     }
     uint64_t seq = 0;
-    if (!LogKeySeq(it->key(), &seq) || input.size() > UINT32_MAX) {
+    if (!LogKeySeq(it->key(), &seq)) {
       status = Status::Corruption("input log key");
+      break;
+    }
+    if (input.size() > UINT32_MAX) {
+      status = Status::Corruption("input log: a record of 4 GiB or more");
       break;
     }
     AppendRecord(seq, input, &batch->bytes);
@@ -208,6 +212,15 @@ Status RocksDbLedger::ScanWatchEventsReadAheadAt(
     // No thread to be had: the same scan on this one.
     return ScanWatchEventsAt(snapshot, from_seq, fn);
   }
+  // However this returns (a callback may throw), the reader is told to stop and joined first.
+  struct StopAndJoin {
+    BatchQueue& queue;
+    std::thread& reader;
+    ~StopAndJoin() {
+      queue.Stop();
+      reader.join();
+    }
+  } stop_and_join{queue, reader};
   Status status;
   model::WatchEventRef ev;
   for (bool more = true; more;) {
@@ -219,8 +232,6 @@ Status RocksDbLedger::ScanWatchEventsReadAheadAt(
     }
     queue.Return(std::move(batch));
   }
-  queue.Stop();
-  reader.join();
   return status;
 }
 

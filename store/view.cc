@@ -141,8 +141,13 @@ uint64_t KeyHash(std::string_view key) {
   }
   if (n > 0) {
     uint64_t v = 0;
-    for (size_t i = 0; i < n; ++i)
-      v |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+    if (key.size() >= 8) {
+      std::memcpy(&v, key.data() + key.size() - 8, 8);  // the last 8 bytes, overlapping
+    } else {
+      for (size_t i = 0; i < n; ++i) {
+        v |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+      }
+    }
     h = (h ^ v) * kMul;
   }
   h ^= h >> 33;
