@@ -281,6 +281,12 @@ class Ledger {
   // implementation scans with ScanInputs: a class that wraps a Ledger should forward it.
   virtual Status ScanWatchEvents(
       uint64_t from_seq, const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn);
+  // ScanWatchEvents with the same calls and result, the log read ahead: the RocksDB ledger
+  // iterates it on a second thread while fn runs on the caller's, so on two cores reading and
+  // folding overlap (what Rebuild does). For long scans: it starts a thread. The default calls
+  // ScanWatchEvents.
+  virtual Status ScanWatchEventsReadAhead(
+      uint64_t from_seq, const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn);
   virtual Status ScanDecisions(uint64_t from_seq,
                                const std::function<bool(const model::Decision&)>& fn) = 0;
   // Calls fn(seq, bytes) for the decision records with seq >= from_seq in order until fn returns

@@ -249,6 +249,11 @@ Status Ledger::ScanWatchEvents(
   });
 }
 
+Status Ledger::ScanWatchEventsReadAhead(
+    uint64_t from_seq, const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn) {
+  return ScanWatchEvents(from_seq, fn);
+}
+
 Status RocksDbLedger::ScanWatchEvents(
     uint64_t from_seq, const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn) {
   ReadScope scope(this);

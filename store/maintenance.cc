@@ -46,12 +46,12 @@ Result<RebuildReport> RocksDbLedger::Rebuild(bool repair) {
   RebuildReport report;
   FlatViewStore rebuilt;
   Status fold_status;
-  CL_RETURN_IF_ERROR(
-      ScanWatchEventsAt(scope.snapshot(), 0, [&](uint64_t seq, const model::WatchEventRef& ev) {
-        fold_status = FoldWatchEvent(ev, seq, &rebuilt);
-        ++report.records_folded;
-        return fold_status.ok();
-      }));
+  CL_RETURN_IF_ERROR(ScanWatchEventsReadAheadAt(scope.snapshot(), 0,
+                                                [&](uint64_t seq, const model::WatchEventRef& ev) {
+                                                  fold_status = rebuilt.Fold(ev, seq);
+                                                  ++report.records_folded;
+                                                  return fold_status.ok();
+                                                }));
   CL_RETURN_IF_ERROR(fold_status);
   report.view_entries = rebuilt.size();
   const auto sorted = rebuilt.SortedEntries();

@@ -2,7 +2,9 @@
 #include <rocksdb/db.h>
 
 #include <filesystem>
+#include <stdexcept>
 
+#include "store/keys.h"
 #include "store/ledger.h"
 #include "store/test_util.h"
 #include "store/view.h"
@@ -99,6 +101,142 @@ TEST(RebuildTest, ReportsDifferencesAndRepairs) {
   EXPECT_TRUE(ledger->Rebuild(false)->differences.empty());
   EXPECT_EQ(ledger->ListJobsByOwner("ns", "a")->size(), 1u);
   EXPECT_TRUE(ledger->GetCronJob("ns", "ghost").status().IsNotFound());
+}
+
+// A log long enough for the read-ahead scan to hand over many batches (~0.9 MB of watch event
+// records), with ticks and config changes between the events. Returns the last seq.
+uint64_t PopulateLongLog(Ledger* ledger) {
+  uint64_t rv = 0;
+  for (int unit = 0; unit < 60; ++unit) {
+    UnitOfWork u;
+    u.inputs.push_back(model::Tick{Time::FromUnix(unit), "ns", "cj", "timer"});
+    for (int i = 0; i < 100; ++i) {
+      const std::string cj = "cronjob-with-a-longer-name-" + std::to_string((unit * 100 + i) % 97);
+      const std::string job = cj + "-" + std::to_string(unit * 100 + i);
+      const auto type = i % 5 == 4 ? WatchEventType::kDeleted : WatchEventType::kAdded;
+      if (i % 3 == 0) {
+        u.inputs.push_back(CronJobEvent(type, "team-" + std::to_string(i % 7), cj, "u-" + cj,
+                                        std::to_string(++rv)));
+      } else {
+        u.inputs.push_back(JobEvent(type, "team-" + std::to_string(i % 7), job, "u-" + job,
+                                    std::to_string(++rv), cj, "u-" + cj));
+      }
+      if (i % 10 == 0) u.inputs.push_back(model::ConfigChange{Time::FromUnix(i), "k", "v"});
+    }
+    auto r = ledger->Commit(std::move(u));
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok()) return 0;
+  }
+  return ledger->Meta()->last_input_seq;
+}
+
+// (seq, the event's fields) of every call a scan makes, until `limit` calls (then it stops).
+using Calls = std::vector<std::pair<uint64_t, model::WatchEvent>>;
+Status Scan(Ledger* ledger, bool read_ahead, uint64_t from_seq, Calls* calls,
+            size_t limit = SIZE_MAX) {
+  calls->clear();
+  auto fn = [&](uint64_t seq, const model::WatchEventRef& ev) {
+    calls->emplace_back(
+        seq, model::WatchEvent{ev.type, ev.kind, std::string(ev.api_version),
+                               std::string(ev.namespace_), std::string(ev.name),
+                               std::string(ev.uid), std::string(ev.resource_version),
+                               std::string(ev.owner_name), std::string(ev.owner_uid), ""});
+    return calls->size() < limit;
+  };
+  return read_ahead ? ledger->ScanWatchEventsReadAhead(from_seq, fn)
+                    : ledger->ScanWatchEvents(from_seq, fn);
+}
+
+TEST(ReadAheadScanTest, MakesTheCallsTheScanMakes) {
+  TempDir dir;
+  auto ledger = OpenLedger(dir.path());
+  const uint64_t last = PopulateLongLog(ledger.get());
+  ASSERT_GT(last, 6000u);
+  Calls want, got;
+  for (const uint64_t from : {uint64_t{0}, uint64_t{1}, last / 3, last, last + 1}) {
+    ASSERT_TRUE(Scan(ledger.get(), false, from, &want).ok());
+    ASSERT_TRUE(Scan(ledger.get(), true, from, &got).ok());
+    EXPECT_EQ(got, want) << "from " << from;
+  }
+  EXPECT_EQ(want.size(), 0u);  // from last + 1
+  // Stopped by the callback, in the first batch, at its end and far behind the reader.
+  for (const size_t limit : {size_t{1}, size_t{700}, size_t{701}, size_t{5000}}) {
+    ASSERT_TRUE(Scan(ledger.get(), false, 0, &want, limit).ok());
+    ASSERT_TRUE(Scan(ledger.get(), true, 0, &got, limit).ok());
+    EXPECT_EQ(got.size(), limit);
+    EXPECT_EQ(got, want) << "limit " << limit;
+  }
+  // Rebuild folds it with the read-ahead scan.
+  auto report = ledger->Rebuild(false);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->records_folded, 6000u);
+  EXPECT_TRUE(report->differences.empty());
+}
+
+// A callback that throws leaves through the scan like any exception, after the reading thread
+// has been stopped and joined (else std::terminate), and the ledger goes on working.
+TEST(ReadAheadScanTest, ACallbackThatThrowsStopsTheReader) {
+  TempDir dir;
+  auto ledger = OpenLedger(dir.path());
+  PopulateLongLog(ledger.get());
+  for (const size_t at : {size_t{0}, size_t{3000}}) {
+    size_t calls = 0;
+    EXPECT_THROW(
+        (void)ledger->ScanWatchEventsReadAhead(0,
+                                               [&](uint64_t, const model::WatchEventRef&) -> bool {
+                                                 if (calls++ == at)
+                                                   throw std::runtime_error("callback failed");
+                                                 return true;
+                                               }),
+        std::runtime_error);
+    EXPECT_EQ(calls, at + 1);
+  }
+  EXPECT_TRUE(ledger->Rebuild(false)->differences.empty());
+}
+
+// A record that does not decode ends both scans the same way: every event before it delivered,
+// then Corruption.
+TEST(ReadAheadScanTest, ACorruptRecordEndsItAsItEndsTheScan) {
+  TempDir dir;
+  uint64_t last = 0;
+  {
+    auto ledger = OpenLedger(dir.path());
+    last = PopulateLongLog(ledger.get());
+  }
+  for (const std::string& bad :
+       {std::string("\x07not an envelope"),
+        keys::EncodeLogValue(Time::FromUnix(1), 0,
+                             CronJobEvent(WatchEventType::kAdded, "n", "a", "u", "1"))
+            .substr(0, 12)}) {
+    {
+      rocksdb::DBOptions o;
+      std::vector<std::string> names;
+      ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(o, dir.path(), &names).ok());
+      std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+      for (const auto& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+      std::vector<rocksdb::ColumnFamilyHandle*> handles;
+      rocksdb::DB* db = nullptr;
+      ASSERT_TRUE(rocksdb::DB::Open(o, dir.path(), cfs, &handles, &db).ok());
+      for (size_t i = 0; i < names.size(); ++i) {
+        if (names[i] == "inputs") {
+          EXPECT_TRUE(db->Put(rocksdb::WriteOptions(), handles[i], keys::Be64(last / 2), bad).ok());
+        }
+      }
+      for (auto* h : handles) EXPECT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
+      EXPECT_TRUE(db->Close().ok());
+      delete db;
+    }
+    auto ledger = OpenLedger(dir.path());
+    Calls want, got;
+    const Status scan = Scan(ledger.get(), false, 0, &want);
+    const Status read_ahead = Scan(ledger.get(), true, 0, &got);
+    EXPECT_TRUE(scan.IsCorruption()) << scan.ToString();
+    EXPECT_EQ(read_ahead.ToString(), scan.ToString());
+    EXPECT_GT(want.size(), 2000u);
+    EXPECT_LT(want.back().first, last / 2);
+    EXPECT_EQ(got, want);
+    EXPECT_TRUE(ledger->Rebuild(false).status().IsCorruption());
+  }
 }
 
 TEST(BackupTest, CheckpointOpensWithTheSameContent) {

@@ -62,6 +62,9 @@ class RocksDbLedger final : public Ledger {
   Status ScanWatchEvents(
       uint64_t from_seq,
       const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn) override;
+  Status ScanWatchEventsReadAhead(
+      uint64_t from_seq,
+      const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn) override;
   Status ScanDecisions(uint64_t from_seq,
                        const std::function<bool(const model::Decision&)>& fn) override;
   Status ScanDecisionBytes(uint64_t from_seq,
@@ -131,6 +134,10 @@ class RocksDbLedger final : public Ledger {
                       const std::function<bool(const LogRecord&)>& fn);
   Status ScanWatchEventsAt(const rocksdb::Snapshot* snapshot, uint64_t from_seq,
                            const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn);
+  // store/read_ahead_scan.cc
+  Status ScanWatchEventsReadAheadAt(
+      const rocksdb::Snapshot* snapshot, uint64_t from_seq,
+      const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn);
   // Appends `unit` to `batch`, advancing `next` and filling `result`. Reads the view through
   // `overlay`, which holds the group's earlier writes.
   Status AddUnit(UnitOfWork* unit, ViewStore* overlay, rocksdb::WriteBatch* batch, Counters* next,

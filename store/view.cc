@@ -1,70 +1,19 @@
 #include "store/view.h"
 
-#include <algorithm>
 #include <utility>
 
+#include "store/view_entry.h"
+
 namespace cronledger::store {
-namespace {
 
-constexpr uint8_t kEntryV1 = 1;
-
-void Append(std::string* out, std::string_view a) {
-  out->append(a);
-  out->push_back('\0');
-}
-
-// The fields of an ObjectEntry as views (the fold's scratch form; same encoding).
-struct EntryView {
-  model::ObjectKind kind = model::ObjectKind::kCronJob;
-  std::string_view api_version, namespace_, name, uid, resource_version, owner_name, owner_uid;
-  uint64_t source_seq = 0;
-};
-
-void EncodeEntryTo(const EntryView& e, std::string* out) {
-  out->clear();
-  model::RecordWriter w(out);
-  w.Byte(kEntryV1);
-  w.Byte(static_cast<uint8_t>(e.kind));
-  w.Bytes(e.api_version);
-  w.Bytes(e.namespace_);
-  w.Bytes(e.name);
-  w.Bytes(e.uid);
-  w.Bytes(e.resource_version);
-  w.Bytes(e.owner_name);
-  w.Bytes(e.owner_uid);
-  w.Varint(e.source_seq);
-}
-
-// Decodes the uid and owner name of an entry without copying (all the fold needs of a prior).
-bool DecodeEntryView(std::string_view bytes, EntryView* e) {
-  model::RecordReader r(bytes);
-  uint8_t version = 0;
-  uint8_t kind = 0;
-  bool ok = r.Byte(&version) && version == kEntryV1 && r.Byte(&kind) && kind >= 1 && kind <= 2 &&
-            r.Bytes(&e->api_version) && r.Bytes(&e->namespace_) && r.Bytes(&e->name) &&
-            r.Bytes(&e->uid) && r.Bytes(&e->resource_version) && r.Bytes(&e->owner_name) &&
-            r.Bytes(&e->owner_uid) && r.Varint(&e->source_seq) && r.done();
-  e->kind = static_cast<model::ObjectKind>(kind);
-  return ok;
-}
-
-void ObjectKeyTo(model::ObjectKind kind, std::string_view ns, std::string_view name,
-                 std::string* k) {
-  k->assign(1,
-            kind == model::ObjectKind::kCronJob ? view_key::kCronJobPrefix : view_key::kJobPrefix);
-  Append(k, ns);
-  k->append(name);
-}
-
-void OwnerIndexTo(std::string_view ns, std::string_view owner, std::string_view job,
-                  std::string* k) {
-  k->assign(1, view_key::kOwnerPrefix);
-  Append(k, ns);
-  Append(k, owner);
-  k->append(job);
-}
-
-}  // namespace
+using view_entry::Append;
+using view_entry::AppendResourceVersionEntry;
+using view_entry::DecodeEntryView;
+using view_entry::EncodeEntryTo;
+using view_entry::EntryView;
+using view_entry::kEntryV1;
+using view_entry::ObjectKeyTo;
+using view_entry::OwnerIndexTo;
 
 std::string EncodeObjectEntry(const ObjectEntry& e) {
   std::string out;
@@ -90,10 +39,7 @@ Result<ObjectEntry> DecodeObjectEntry(std::string_view bytes) {
 
 std::string EncodeResourceVersionEntry(const ResourceVersionEntry& e) {
   std::string out;
-  model::RecordWriter w(&out);
-  w.Byte(kEntryV1);
-  w.Bytes(e.resource_version);
-  w.Varint(e.source_seq);
+  AppendResourceVersionEntry(e.resource_version, e.source_seq, &out);
   return out;
 }
 
@@ -174,10 +120,7 @@ Status FoldWatchEvent(const model::WatchEventRef& ev, uint64_t seq, ViewStore* v
     key.append(ev.api_version).push_back('/');
     key.append(model::ObjectKindName(ev.kind));
     value.clear();
-    model::RecordWriter w(&value);
-    w.Byte(kEntryV1);
-    w.Bytes(ev.resource_version);
-    w.Varint(seq);
+    AppendResourceVersionEntry(ev.resource_version, seq, &value);
     view->Put(key, value);
   }
   if (ev.type == WatchEventType::kBookmark) return Status::Ok();
@@ -244,121 +187,6 @@ void MemViewStore::Put(std::string_view key, std::string_view value) {
 void MemViewStore::Delete(std::string_view key) {
   auto it = entries_.find(key);
   if (it != entries_.end()) entries_.erase(it);
-}
-
-}  // namespace cronledger::store
-
-namespace cronledger::store {
-
-uint32_t FlatViewStore::Find(std::string_view key, uint64_t h) const {
-  if (slots_.empty()) return kNone;
-  const size_t mask = slots_.size() - 1;
-  for (size_t i = h & mask;; i = (i + 1) & mask) {
-    const uint32_t s = slots_[i];
-    if (s == kEmpty) return kNone;
-    if (s == kTombstone) continue;
-    const Entry& e = entries_[s - 1];
-    if (e.hash == h && e.key() == key) return s - 1;
-  }
-}
-
-uint32_t FlatViewStore::FindCached(std::string_view key, uint64_t* h) {
-  if (last_ != kNone && entries_[last_].live && entries_[last_].key() == key) {
-    *h = entries_[last_].hash;
-    return last_;
-  }
-  *h = Hash()(key);
-  const uint32_t found = Find(key, *h);
-  if (found != kNone) last_ = found;
-  return found;
-}
-
-void FlatViewStore::Grow() {
-  // At most half full (live + tombstones): probes stay short. Rebuilding drops the tombstones.
-  size_t n = slots_.empty() ? 1024 : slots_.size();
-  while ((live_ + 1) * 2 > n) n *= 2;
-  slots_.assign(n, kEmpty);
-  const size_t mask = n - 1;
-  for (uint32_t idx = 0; idx < entries_.size(); ++idx) {
-    if (!entries_[idx].live) continue;
-    size_t i = entries_[idx].hash & mask;
-    while (slots_[i] != kEmpty) i = (i + 1) & mask;
-    slots_[i] = idx + 1;
-  }
-  used_slots_ = live_;
-}
-
-Result<std::optional<std::string>> FlatViewStore::Get(std::string_view key) {
-  uint64_t h = 0;
-  const uint32_t idx = FindCached(key, &h);
-  if (idx == kNone) return std::optional<std::string>();
-  return std::optional<std::string>(std::string(entries_[idx].value()));
-}
-
-Result<bool> FlatViewStore::GetInto(std::string_view key, std::string* value) {
-  uint64_t h = 0;
-  const uint32_t idx = FindCached(key, &h);
-  if (idx == kNone) return false;
-  value->assign(entries_[idx].value());
-  return true;
-}
-
-void FlatViewStore::Put(std::string_view key, std::string_view value) {
-  uint64_t h = 0;
-  uint32_t idx = FindCached(key, &h);
-  if (idx != kNone) {
-    Entry& e = entries_[idx];
-    e.bytes.resize(e.key_len);  // keeps the capacity: an update allocates only when it grows
-    e.bytes.append(value);
-    return;
-  }
-  if ((used_slots_ + 1) * 2 > slots_.size()) Grow();
-  if (free_.empty()) {
-    CL_CHECK(entries_.size() < kTombstone - 1);
-    idx = static_cast<uint32_t>(entries_.size());
-    entries_.emplace_back();
-  } else {
-    idx = free_.back();
-    free_.pop_back();
-  }
-  Entry& e = entries_[idx];
-  e.hash = h;
-  e.key_len = static_cast<uint32_t>(key.size());
-  e.live = true;
-  e.bytes.assign(key).append(value);
-  const size_t mask = slots_.size() - 1;
-  size_t i = h & mask;
-  while (slots_[i] != kEmpty && slots_[i] != kTombstone) i = (i + 1) & mask;
-  if (slots_[i] == kEmpty) ++used_slots_;
-  slots_[i] = idx + 1;
-  ++live_;
-  last_ = idx;
-}
-
-void FlatViewStore::Delete(std::string_view key) {
-  const uint64_t h = Hash()(key);
-  const uint32_t idx = Find(key, h);
-  if (idx == kNone) return;
-  const size_t mask = slots_.size() - 1;
-  size_t i = h & mask;
-  while (slots_[i] != idx + 1) i = (i + 1) & mask;
-  slots_[i] = kTombstone;
-  Entry& e = entries_[idx];
-  e.live = false;
-  e.bytes.clear();  // keeps the capacity for the entry that reuses it
-  free_.push_back(idx);
-  --live_;
-  if (last_ == idx) last_ = kNone;
-}
-
-std::vector<std::pair<std::string_view, std::string_view>> FlatViewStore::SortedEntries() const {
-  std::vector<std::pair<std::string_view, std::string_view>> out;
-  out.reserve(live_);
-  for (const Entry& e : entries_) {
-    if (e.live) out.emplace_back(e.key(), e.value());
-  }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  return out;
 }
 
 }  // namespace cronledger::store

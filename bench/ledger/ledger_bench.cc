@@ -4,13 +4,17 @@
 //     sync=true (RocksDB's own group commit merges them). The peer writes the event lines
 //     uncompressed; the ledger compresses each object's raw bytes (LZ4, on the decoding thread)
 //     before they reach its WAL, as the layout asks ("the raw object bytes, compressed").
-//  2. log scan + decode + fold (what rebuild does: ScanWatchEvents + FoldWatchEvent into a
-//     FlatViewStore) vs raw iteration of the same column family, with the same (default)
-//     ReadOptions; also scan + decode without the fold.
+//  2. log scan + decode + fold (what rebuild does: ScanWatchEventsReadAhead + FlatViewStore::Fold,
+//     two threads) vs raw iteration of the same column family on one thread, with the same
+//     (default) ReadOptions; also the same fold on one thread (ScanWatchEvents), scan + decode
+//     without the fold, and the CPU time per record of each (all threads).
 // Peer and ours alternate over several rounds; medians are printed (the machine may be shared).
-// `ledger_bench N profile ingest|scan|fold` runs without peers, for perf: one ingest, and with
-// scan|fold then 30 decode-only scans or 30 folds of its log (their profile is the difference to
-// the ingest-only one; the scans dominate it).
+// `ledger_bench N profile ingest|scan|scanfold|fold` runs without peers, for perf: one ingest,
+// then with scan 30 decode-only scans of its log (their profile is the difference to the
+// ingest-only one; the scans dominate it), with scanfold 200 scans folding on one thread of the
+// ledger opened once, with readahead 100 decode-only scans read ahead (the reading thread is
+// named cl-read-ahead), with fold 500 folds of its watch events decoded into memory once (those two
+// dominate their profiles).
 #include <fcntl.h>
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
@@ -152,32 +156,105 @@ double LedgerIngest(const std::string& path, const std::string& file, uint64_t* 
   return static_cast<double>(r->events) / s;
 }
 
-// Scans the input log through the Ledger (decoding every record) and, with `fold`, folds it
+// A scan's rate (records per second of wall time) and the CPU time it took per record, over
+// every thread of the process (so the read-ahead scan's two threads are both counted).
+struct ScanFigure {
+  double rate = 0;
+  double cpu_ns = 0;
+  double caller_cpu_ns = 0;  // of that, the calling thread's
+};
+
+double ProcessCpuNanos() {
+  timespec t{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_nsec);
+}
+
+enum class ScanMode {
+  kDecode,           // ScanWatchEvents, nothing folded
+  kFoldOneThread,    // ScanWatchEvents + FlatViewStore::Fold on one thread
+  kFoldReadAhead,    // ScanWatchEventsReadAhead + FlatViewStore::Fold: what Rebuild runs
+  kDecodeReadAhead,  // ScanWatchEventsReadAhead, nothing folded: the reading thread's pace
+};
+
+// Scans the input log through the Ledger (decoding every record) and, unless kDecode, folds it
 // into an in-memory view as Rebuild does.
-double LedgerFold(const std::string& path, bool fold_records, uint64_t* records) {
-  store::LedgerOptions o;
-  o.path = path;
-  auto ledger = std::move(store::Ledger::Open(o)).value();
+ScanFigure LedgerFold(store::Ledger* ledger, ScanMode mode, uint64_t* records) {
   store::FlatViewStore view;  // what Rebuild folds into
   *records = 0;
+  const double cpu_start = ProcessCpuNanos();
+  const double caller_start = ThreadCpuSeconds();
   const auto start = Clock::now();
   Status fold;
   uint64_t checksum = 0;
-  Status s = ledger->ScanWatchEvents(0, [&](uint64_t seq, const model::WatchEventRef& ev) {
-    if (fold_records) {
-      fold = store::FoldWatchEvent(ev, seq, &view);
+  auto fn = [&](uint64_t seq, const model::WatchEventRef& ev) {
+    if (mode == ScanMode::kFoldOneThread || mode == ScanMode::kFoldReadAhead) {
+      fold = view.Fold(ev, seq);
     } else {
       checksum += ev.name.size() + ev.resource_version.size();  // decoded, not folded
     }
     ++*records;
     return fold.ok();
-  });
+  };
+  const bool read_ahead = mode == ScanMode::kFoldReadAhead || mode == ScanMode::kDecodeReadAhead;
+  Status s = read_ahead ? ledger->ScanWatchEventsReadAhead(0, fn) : ledger->ScanWatchEvents(0, fn);
   const double secs = Seconds(start);
-  if (!s.ok() || !fold.ok() || (!fold_records && checksum == 0)) std::abort();
-  return static_cast<double>(*records) / secs;
+  const double cpu = ProcessCpuNanos() - cpu_start;
+  const double caller = (ThreadCpuSeconds() - caller_start) * 1e9;
+  if (!s.ok() || !fold.ok() || (checksum == 0 && view.size() == 0)) std::abort();
+  const auto n = static_cast<double>(*records);
+  return {n / secs, cpu / n, caller / n};
 }
 
-double RawScan(const std::string& path, uint64_t* records) {
+ScanFigure LedgerFold(const std::string& path, ScanMode mode, uint64_t* records) {
+  store::LedgerOptions o;
+  o.path = path;
+  auto ledger = std::move(store::Ledger::Open(o)).value();
+  return LedgerFold(ledger.get(), mode, records);
+}
+
+// The fold alone: the log's watch events decoded once into memory, then folded into a fresh
+// FlatViewStore `rounds` times; returns the median rate. What the fold costs without the scan
+// (`profile fold` profiles only this).
+double FoldOnly(const std::string& path, int rounds) {
+  std::vector<std::pair<uint64_t, model::WatchEvent>> events;
+  {
+    store::LedgerOptions o;
+    o.path = path;
+    auto ledger = std::move(store::Ledger::Open(o)).value();
+    Status s = ledger->ScanWatchEvents(0, [&](uint64_t seq, const model::WatchEventRef& ev) {
+      model::WatchEvent& e = events.emplace_back(seq, model::WatchEvent()).second;
+      e.type = ev.type;
+      e.kind = ev.kind;
+      e.api_version = ev.api_version;
+      e.namespace_ = ev.namespace_;
+      e.name = ev.name;
+      e.uid = ev.uid;
+      e.resource_version = ev.resource_version;
+      e.owner_name = ev.owner_name;
+      e.owner_uid = ev.owner_uid;
+      return true;
+    });
+    if (!s.ok()) std::abort();
+  }
+  std::vector<double> rates;
+  for (int i = 0; i < rounds; ++i) {
+    store::FlatViewStore view;
+    const auto start = Clock::now();
+    for (const auto& [seq, ev] : events) {
+      if (!view.Fold(model::WatchEventRef::Of(ev), seq).ok()) std::abort();
+    }
+    rates.push_back(static_cast<double>(events.size()) / Seconds(start));
+    if (view.size() == 0) std::abort();
+  }
+  std::sort(rates.begin(), rates.end());
+  return rates[rates.size() / 2];
+}
+
+// Raw iteration of the inputs column family with default ReadOptions, or with fill_cache=false
+// as the read-ahead scan reads (a one-pass scan of the whole log keeps its blocks out of the
+// block cache).
+ScanFigure RawScan(const std::string& path, bool fill_cache, uint64_t* records) {
   rocksdb::DBOptions o;
   std::vector<std::string> names;
   if (!rocksdb::DB::ListColumnFamilies(o, path, &names).ok()) std::abort();
@@ -196,20 +273,24 @@ double RawScan(const std::string& path, uint64_t* records) {
   }
   uint64_t checksum = 0;
   *records = 0;
+  const double cpu_start = ProcessCpuNanos();
   const auto start = Clock::now();
   {
-    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), inputs));
+    rocksdb::ReadOptions ro;
+    ro.fill_cache = fill_cache;
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ro, inputs));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       checksum += it->value().size() + static_cast<uint8_t>(it->value()[0]);
       ++*records;
     }
   }
   const double secs = Seconds(start);
+  const double cpu = ProcessCpuNanos() - cpu_start;
   for (auto* h : handles) (void)db->DestroyColumnFamilyHandle(h);
   (void)db->Close();
   delete db;
   if (checksum == 0) std::abort();
-  return static_cast<double>(*records) / secs;
+  return {static_cast<double>(*records) / secs, cpu / static_cast<double>(*records)};
 }
 
 // Where an ingest's bytes went: opens the closed ledger read-only (its WAL replays into
@@ -286,8 +367,11 @@ int main(int argc, char** argv) {
   const bool breakdown = argc > 2 && std::string(argv[2]) == "bytes";
   const std::string part = profile && argc > 3 ? argv[3] : "ingest";
   if ((argc > 2 && !profile && !breakdown) ||
-      (part != "ingest" && part != "scan" && part != "fold")) {
-    std::fprintf(stderr, "usage: ledger_bench [EVENTS [profile ingest|scan|fold | bytes]]\n");
+      (part != "ingest" && part != "scan" && part != "fold" && part != "scanfold" &&
+       part != "readahead")) {
+    std::fprintf(
+        stderr,
+        "usage: ledger_bench [EVENTS [profile ingest|scan|scanfold|readahead|fold | bytes]]\n");
     return 2;
   }
   store::testing::TempDir dir;
@@ -333,32 +417,104 @@ int main(int argc, char** argv) {
   }
   // The scans are short: alternate peer and ours several rounds and report the medians.
   if (profile && part == "ingest") return 0;
+  if (profile && part == "fold") {
+    std::printf("fold alone (records decoded in memory): %10.0f records/s (median of 500)\n",
+                FoldOnly(dir.Sub("ledger"), 500));
+    return 0;
+  }
+  if (profile && part == "scanfold") {
+    store::LedgerOptions o;
+    o.path = dir.Sub("ledger");
+    auto ledger = std::move(store::Ledger::Open(o)).value();
+    std::vector<double> rates, cpu, caller;
+    for (int i = 0; i < 200; ++i) {
+      const ScanFigure f =
+          LedgerFold(ledger.get(),
+                     std::getenv("LEDGER_BENCH_READ_AHEAD") != nullptr ? ScanMode::kFoldReadAhead
+                                                                       : ScanMode::kFoldOneThread,
+                     &events);
+      rates.push_back(f.rate);
+      cpu.push_back(f.cpu_ns);
+      caller.push_back(f.caller_cpu_ns);
+    }
+    std::printf(
+        "log scan + decode + fold: %10.0f records/s, CPU %.0f ns/record, %.0f on the calling "
+        "thread (medians of 200)\n",
+        Median(rates), Median(cpu), Median(caller));
+    return 0;
+  }
+  if (profile && part == "readahead") {
+    std::vector<double> rates;
+    for (int i = 0; i < 100; ++i) {
+      rates.push_back(LedgerFold(dir.Sub("ledger"), ScanMode::kDecodeReadAhead, &events).rate);
+    }
+    std::printf("log scan + decode, read ahead: %10.0f records/s (median of 100)\n", Median(rates));
+    return 0;
+  }
   const int rounds = profile ? 30 : 5;
-  std::vector<double> raw_rates, our_rates, decode_rates;
+  std::vector<ScanFigure> raw, raw_nofill, decode, decode2, fold1, fold2;
   uint64_t folded = events, scanned = events, decoded = events;
   for (int i = 0; i < rounds; ++i) {
-    if (!profile) raw_rates.push_back(RawScan(dir.Sub("ledger"), &scanned));
+    if (!profile) {
+      raw.push_back(RawScan(dir.Sub("ledger"), true, &scanned));
+      raw_nofill.push_back(RawScan(dir.Sub("ledger"), false, &scanned));
+    }
     if (!profile || part == "scan") {
-      decode_rates.push_back(LedgerFold(dir.Sub("ledger"), false, &decoded));
+      decode.push_back(LedgerFold(dir.Sub("ledger"), ScanMode::kDecode, &decoded));
     }
-    if (!profile || part == "fold") {
-      our_rates.push_back(LedgerFold(dir.Sub("ledger"), true, &folded));
+    if (!profile) {
+      fold1.push_back(LedgerFold(dir.Sub("ledger"), ScanMode::kFoldOneThread, &folded));
+      fold2.push_back(LedgerFold(dir.Sub("ledger"), ScanMode::kFoldReadAhead, &folded));
+      decode2.push_back(LedgerFold(dir.Sub("ledger"), ScanMode::kDecodeReadAhead, &decoded));
     }
   }
-  for (auto* v : {&raw_rates, &our_rates, &decode_rates}) {
-    if (v->empty()) v->push_back(1);
+  // Medians of the rates and of the CPU times, each on its own.
+  auto median = [](const std::vector<ScanFigure>& v) {
+    std::vector<double> rates, cpu, caller;
+    for (const ScanFigure& f : v) {
+      rates.push_back(f.rate);
+      cpu.push_back(f.cpu_ns);
+      caller.push_back(f.caller_cpu_ns);
+    }
+    return v.empty() ? ScanFigure{1, 0, 0} : ScanFigure{Median(rates), Median(cpu), Median(caller)};
+  };
+  const ScanFigure r1 = median(raw), r2 = median(raw_nofill), d = median(decode),
+                   d2 = median(decode2);
+  const ScanFigure f1 = median(fold1), f2 = median(fold2);
+  // Ratios are against the faster of the two raw iterations.
+  const ScanFigure r = r1.rate >= r2.rate ? r1 : r2;
+  std::printf(
+      "raw RocksDB iteration        : %10.0f records/s  (1 thread, CPU %.0f ns/record; default "
+      "ReadOptions)\n"
+      "                               %10.0f records/s  (1 thread, CPU %.0f ns/record; "
+      "fill_cache=false)\n",
+      r1.rate, r1.cpu_ns, r2.rate, r2.cpu_ns);
+  std::printf(
+      "log scan + decode (no fold)  : %10.0f records/s  ratio %.2f  (1 thread, CPU %.0f "
+      "ns/record)\n",
+      d.rate, d.rate / r.rate, d.cpu_ns);
+  std::printf(
+      "  the same, log read ahead   : %10.0f records/s  ratio %.2f  (2 threads, CPU %.0f "
+      "ns/record, %.0f of it decoding)\n",
+      d2.rate, d2.rate / r.rate, d2.cpu_ns, d2.caller_cpu_ns);
+  std::printf(
+      "log scan + decode + fold     : %10.0f records/s  ratio %.2f  (1 thread, CPU %.0f "
+      "ns/record)\n",
+      f1.rate, f1.rate / r.rate, f1.cpu_ns);
+  std::printf(
+      "log scan + decode + fold     : %10.0f records/s  ratio %.2f  (2 threads as Rebuild runs it: "
+      "the log read ahead on one, decode + fold on the other; CPU %.0f ns/record, both threads, "
+      "%.0f of it decode + fold)\n",
+      f2.rate, f2.rate / r.rate, f2.cpu_ns, f2.caller_cpu_ns);
+  std::printf(
+      "  (ratios against the faster raw RocksDB iteration of the same column family on 1 thread; "
+      "our scans read with default ReadOptions, the read-ahead with fill_cache=false; medians of "
+      "%d rounds)\n",
+      rounds);
+  if (!profile) {
+    std::printf("  fold alone (records decoded in memory): %10.0f records/s\n",
+                FoldOnly(dir.Sub("ledger"), rounds));
   }
-  const double raw_s = Median(raw_rates);
-  const double ours_s = Median(our_rates);
-  const double decode_s = Median(decode_rates);
-  std::printf(
-      "log scan + decode (no fold)  : %10.0f records/s  raw RocksDB iteration: %10.0f/s   ratio "
-      "%.2f\n",
-      decode_s, raw_s, decode_s / raw_s);
-  std::printf(
-      "log scan + decode + fold     : %10.0f records/s  raw RocksDB iteration: %10.0f/s   ratio "
-      "%.2f   (medians of %d rounds)\n",
-      ours_s, raw_s, ours_s / raw_s, rounds);
   if (folded != events || scanned != events || decoded != events) {
     std::fprintf(stderr, "record counts differ: %llu ingested, %llu folded, %llu scanned\n",
                  static_cast<unsigned long long>(events), static_cast<unsigned long long>(folded),

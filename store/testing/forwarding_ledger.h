@@ -57,6 +57,11 @@ class ForwardingLedger : public Ledger {
       const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn) override {
     return base_.ScanWatchEvents(from_seq, fn);
   }
+  Status ScanWatchEventsReadAhead(
+      uint64_t from_seq,
+      const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn) override {
+    return base_.ScanWatchEventsReadAhead(from_seq, fn);
+  }
   Status ScanDecisions(uint64_t from_seq,
                        const std::function<bool(const model::Decision&)>& fn) override {
     return base_.ScanDecisions(from_seq, fn);
