@@ -74,20 +74,25 @@ Result<model::CronJob> RocksDbLedger::GetCronJob(std::string_view ns, std::strin
   return DecodeObject<model::CronJob>(obj.raw, &model::DecodeCronJob, "stored CronJob");
 }
 
+Result<std::vector<std::string>> RocksDbLedger::OwnedJobNamesAt(std::string_view ns,
+                                                                std::string_view owner,
+                                                                const rocksdb::Snapshot* snapshot) {
+  const std::string prefix = view_key::OwnerPrefix(ns, owner);
+  std::vector<std::string> names;
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kViewCf]));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    names.emplace_back(ToView(it->key()).substr(prefix.size()));
+  }
+  CL_RETURN_IF_ERROR(FromRocks(it->status(), "jobs-by-owner scan"));
+  return names;
+}
+
 Result<std::vector<model::Job>> RocksDbLedger::JobsByOwnerAt(std::string_view ns,
                                                              std::string_view owner,
                                                              const rocksdb::Snapshot* snapshot) {
-  const std::string prefix = view_key::OwnerPrefix(ns, owner);
-  std::vector<std::string> names;
-  {
-    rocksdb::ReadOptions ro;
-    ro.snapshot = snapshot;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kViewCf]));
-    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-      names.emplace_back(ToView(it->key()).substr(prefix.size()));
-    }
-    CL_RETURN_IF_ERROR(FromRocks(it->status(), "jobs-by-owner scan"));
-  }
+  CL_ASSIGN_OR_RETURN(const std::vector<std::string> names, OwnedJobNamesAt(ns, owner, snapshot));
   std::vector<model::Job> jobs;
   for (const auto& name : names) {
     CL_ASSIGN_OR_RETURN(ViewObject obj, GetObjectAt(model::ObjectKind::kJob, ns, name, snapshot));
@@ -191,17 +196,7 @@ Result<CronJobViewRaw> RocksDbLedger::ReadCronJobViewRaw(
   };
   CronJobViewRaw v;
   CL_ASSIGN_OR_RETURN(v.cron_job, read(model::ObjectKind::kCronJob, name));
-  const std::string prefix = view_key::OwnerPrefix(ns, name);
-  std::vector<std::string> names;
-  {
-    rocksdb::ReadOptions ro;
-    ro.snapshot = snapshot;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kViewCf]));
-    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-      names.emplace_back(ToView(it->key()).substr(prefix.size()));
-    }
-    CL_RETURN_IF_ERROR(FromRocks(it->status(), "jobs-by-owner scan"));
-  }
+  CL_ASSIGN_OR_RETURN(const std::vector<std::string> names, OwnedJobNamesAt(ns, name, snapshot));
   v.jobs.reserve(names.size());
   for (const auto& job : names) {
     CL_ASSIGN_OR_RETURN(ViewObject obj, read(model::ObjectKind::kJob, job));

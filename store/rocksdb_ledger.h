@@ -160,6 +160,9 @@ class RocksDbLedger final : public Ledger {
                              const rocksdb::Snapshot* snapshot = nullptr);
   Result<ViewObject> GetObjectAt(model::ObjectKind kind, std::string_view ns, std::string_view name,
                                  const rocksdb::Snapshot* snapshot);
+  // The names of the Jobs the view's owner index lists under `owner`, in key order.
+  Result<std::vector<std::string>> OwnedJobNamesAt(std::string_view ns, std::string_view owner,
+                                                   const rocksdb::Snapshot* snapshot);
   Result<std::vector<model::Job>> JobsByOwnerAt(std::string_view ns, std::string_view owner,
                                                 const rocksdb::Snapshot* snapshot);
   // What an index scan takes from the entries' values: nothing (the seq in the key, then the
