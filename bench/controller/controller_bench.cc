@@ -7,7 +7,6 @@
 // fire times in a window that starts at the first whole minute after every CronJob had its first
 // pass; decisions committed per second; RSS per CronJob (VmRSS minus the RSS before the CronJobs
 // were created). Prints `key value` lines for run.sh.
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -22,6 +21,7 @@
 
 #include "bench/controller/measuring_ledger.h"
 #include "bench/controller/raw_create_peer.h"
+#include "bench/cpu_time.h"
 #include "controller/controller.h"
 #include "controller/controller_impl.h"
 #include "controller/sim_cluster.h"
@@ -60,7 +60,6 @@ struct Options {
   // store::LedgerOptions memory settings; unset = the ledger's defaults.
   std::optional<size_t> write_buffer_budget_mib;
   std::optional<size_t> block_cache_mib;
-  // The floor peers after the window (raw_create_peer.h, DecideFloor): on unless --no-floor.
   bool floor = true;
   size_t peer_batch = 4096;  // creates per raw-peer WriteBatch (one fsync each)
   // ControllerOptions::decoded_cache_objects; unset = the controller's default.
@@ -156,13 +155,6 @@ uint64_t ProcIo(const char* field) {
     }
   }
   return 0;
-}
-
-double CpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
 struct ScheduleChoice {
@@ -274,7 +266,7 @@ std::pair<double, double> DecideFloor(const Options& o, store::Ledger& ledger,
   }
   uint64_t passes = 0, calls = 0;
   std::vector<model::ApiOutcome> outcomes;
-  const double cpu0 = CpuSeconds();
+  const double cpu0 = ProcessCpuSeconds();
   const auto t0 = std::chrono::steady_clock::now();
   do {
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -295,7 +287,7 @@ std::pair<double, double> DecideFloor(const Options& o, store::Ledger& ledger,
       ++passes;
     }
   } while (std::chrono::steady_clock::now() - t0 < seconds(2));
-  const double cpu = CpuSeconds() - cpu0;
+  const double cpu = ProcessCpuSeconds() - cpu0;
   return {cpu * 1e9 / static_cast<double>(passes),
           static_cast<double>(calls) / static_cast<double>(passes)};
 }
@@ -393,7 +385,7 @@ int Run(const Options& o) {
   const uint64_t wchar0 = ProcIo("wchar");
   const uint64_t passes0 = ctrl->Stats().passes;
   const double load0 = LoadAverage();
-  const double cpu0 = CpuSeconds();
+  const double cpu0 = ProcessCpuSeconds();
   const auto w0 = std::chrono::steady_clock::now();
   while (clocks.Now() < stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const double window_s =
@@ -402,7 +394,7 @@ int Run(const Options& o) {
   const WriteCounts writes1 = ledger.counts();
   const store::CommitStats commits1 = ledger.Stats();
   const uint64_t wchar = ProcIo("wchar") - wchar0;
-  const double cpu = CpuSeconds() - cpu0;
+  const double cpu = ProcessCpuSeconds() - cpu0;
   const double load1 = LoadAverage();
   const uint64_t rss = ProcStatus("VmRSS");
   const uint64_t hwm = ProcStatus("VmHWM");

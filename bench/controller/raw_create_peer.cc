@@ -3,7 +3,6 @@
 #include <rocksdb/db.h>
 #include <rocksdb/utilities/options_util.h>
 #include <rocksdb/write_buffer_manager.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -15,6 +14,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "bench/cpu_time.h"
 #include "store/keys.h"
 
 namespace cronledger::bench {
@@ -23,13 +23,6 @@ namespace {
 Status FromRocks(const rocksdb::Status& s, const std::string& what) {
   if (s.ok()) return Status::Ok();
   return Status::IoError(what + ": " + s.ToString());
-}
-
-double CpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
 // An open database with its column families by name.
@@ -162,7 +155,7 @@ Result<RawPeerResult> RunRawPeer(const RawPeerOptions& options, const CapturedCr
   std::atomic<uint64_t> batches_written{0};
   std::mutex error_mu;
   Status error = Status::Ok();
-  const double cpu0 = CpuSeconds();
+  const double cpu0 = ProcessCpuSeconds();
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&t0] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -211,7 +204,7 @@ Result<RawPeerResult> RunRawPeer(const RawPeerOptions& options, const CapturedCr
   CL_RETURN_IF_ERROR(error);
   RawPeerResult r;
   r.seconds = elapsed();
-  r.cpu_seconds = CpuSeconds() - cpu0;
+  r.cpu_seconds = ProcessCpuSeconds() - cpu0;
   r.batches = batches_written.load();
   r.bytes = bytes_written.load();
   r.creates = static_cast<uint64_t>(static_cast<double>(records_written.load()) /

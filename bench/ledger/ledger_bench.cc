@@ -18,7 +18,6 @@
 #include <fcntl.h>
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,6 +31,7 @@
 #include <mutex>
 #include <thread>
 
+#include "bench/cpu_time.h"
 #include "ingest/stream_ingest.h"
 #include "ingest/test_events.h"
 #include "store/ledger.h"
@@ -44,14 +44,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr size_t kBatch = 1024;
 
-// CPU time of the whole process (every thread), seconds.
-double CpuSeconds() {
-  rusage u{};
-  ::getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
-
 // Bytes this process has passed to write(2) so far (/proc/self/io wchar): the WAL plus any
 // memtable flushes, for both sides of the ingest comparison.
 uint64_t WrittenBytes() {
@@ -62,13 +54,6 @@ uint64_t WrittenBytes() {
     if (key == "wchar:") return value;
   }
   return 0;
-}
-
-// CPU time of the calling thread, seconds.
-double ThreadCpuSeconds() {
-  timespec t{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
 }
 
 double Seconds(Clock::time_point since) {
@@ -122,8 +107,8 @@ double LedgerIngest(const std::string& path, const std::string& file, uint64_t* 
   so.source = "file:" + file;
   so.batch_documents = kBatch;
   const int fd = ::open(file.c_str(), O_RDONLY);
-  const double cpu_start = CpuSeconds();
-  const double decode_cpu_start = ThreadCpuSeconds();
+  const double cpu_start = bench::ProcessCpuSeconds();
+  const double decode_cpu_start = bench::ThreadCpuSeconds();
   const uint64_t written = WrittenBytes();
   // The commit callback runs on ingest's committer threads: each one's CPU time at its last
   // commit, summed at the end.
@@ -131,13 +116,13 @@ double LedgerIngest(const std::string& path, const std::string& file, uint64_t* 
   std::map<std::thread::id, double> commit_cpu;
   const auto start = Clock::now();
   auto r = ingest::IngestStream(fd, ledger.get(), so, [&](const ingest::IngestProgress&) {
-    const double t = ThreadCpuSeconds();
+    const double t = bench::ThreadCpuSeconds();
     std::lock_guard<std::mutex> l(commit_cpu_mu);
     commit_cpu[std::this_thread::get_id()] = t;
   });
   const double s = Seconds(start);
-  const double decode_cpu = ThreadCpuSeconds() - decode_cpu_start;
-  const double cpu = CpuSeconds() - cpu_start;
+  const double decode_cpu = bench::ThreadCpuSeconds() - decode_cpu_start;
+  const double cpu = bench::ProcessCpuSeconds() - cpu_start;
   double committers_cpu = 0;
   for (const auto& [id, t] : commit_cpu) committers_cpu += t;
   *bytes_written = WrittenBytes() - written;
@@ -183,7 +168,7 @@ ScanFigure LedgerFold(store::Ledger* ledger, ScanMode mode, uint64_t* records) {
   store::FlatViewStore view;  // what Rebuild folds into
   *records = 0;
   const double cpu_start = ProcessCpuNanos();
-  const double caller_start = ThreadCpuSeconds();
+  const double caller_start = bench::ThreadCpuSeconds();
   const auto start = Clock::now();
   Status fold;
   uint64_t checksum = 0;
@@ -200,7 +185,7 @@ ScanFigure LedgerFold(store::Ledger* ledger, ScanMode mode, uint64_t* records) {
   Status s = read_ahead ? ledger->ScanWatchEventsReadAhead(0, fn) : ledger->ScanWatchEvents(0, fn);
   const double secs = Seconds(start);
   const double cpu = ProcessCpuNanos() - cpu_start;
-  const double caller = (ThreadCpuSeconds() - caller_start) * 1e9;
+  const double caller = (bench::ThreadCpuSeconds() - caller_start) * 1e9;
   if (!s.ok() || !fold.ok() || (checksum == 0 && view.size() == 0)) std::abort();
   const auto n = static_cast<double>(*records);
   return {n / secs, cpu / n, caller / n};
