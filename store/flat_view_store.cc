@@ -198,10 +198,15 @@ uint32_t FlatViewStore::FindCached(std::string_view key, uint64_t* h) {
   return found;
 }
 
-void FlatViewStore::Grow() {
+void FlatViewStore::Reserve(size_t keys) {
+  entries_.reserve(keys);
+  if ((keys + 1) * 2 > slots_.size()) Grow(keys);
+}
+
+void FlatViewStore::Grow(size_t keys) {
   // At most half full (live + tombstones): probes stay short. Rebuilding drops the tombstones.
   size_t n = slots_.empty() ? 1024 : slots_.size();
-  while ((live_ + 1) * 2 > n) n *= 2;
+  while ((std::max(live_, keys) + 1) * 2 > n) n *= 2;
   slots_.assign(n, kEmpty);
   const size_t mask = n - 1;
   for (uint32_t idx = 0; idx < entries_.size(); ++idx) {

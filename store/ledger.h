@@ -330,6 +330,9 @@ class Ledger {
   virtual CommitStats Stats() const = 0;
   // Counters of the audit index reads (all zero for a ledger that does not keep them).
   virtual DecisionReadStats DecisionReads() const { return {}; }
+  // An estimate of how many keys the view holds (0 when unknown), for sizing a scratch view
+  // before a fold of the whole log (Rebuild, benchmarks). Not exact: RocksDB's estimate.
+  virtual uint64_t EstimatedViewKeys() { return 0; }
   // A read-only ledger catches up with its writer now: afterwards every unit of work the writer
   // had committed is visible (each all or nothing). A writable ledger is always current (no-op).
   // Not callable from inside a ScanInputs/ScanDecisions callback (FailedPrecondition).

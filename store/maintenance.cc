@@ -3,6 +3,7 @@
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
+#include <algorithm>
 #include <memory>
 #include <set>
 
@@ -37,6 +38,17 @@ constexpr size_t kMaintenanceBatch = 1000;
 
 }  // namespace
 
+uint64_t RocksDbLedger::EstimatedViewKeys() {
+  // Sizing only: an estimate too high wastes a little memory, too low costs a rehash. Capped
+  // so that a wild estimate cannot reserve gigabytes (2^24 keys: 64 MiB of slots).
+  constexpr uint64_t kMaxReserve = uint64_t{1} << 24;
+  uint64_t keys = 0;
+  if (!db_->GetIntProperty(cfs_[kViewCf], rocksdb::DB::Properties::kEstimateNumKeys, &keys)) {
+    return 0;
+  }
+  return std::min(keys, kMaxReserve);
+}
+
 Result<RebuildReport> RocksDbLedger::Rebuild(bool repair) {
   if (repair) CL_RETURN_IF_ERROR(CheckWritable("rebuild --repair"));
   const std::unique_lock<std::mutex> maintenance = ExcludeCommits();
@@ -45,6 +57,7 @@ Result<RebuildReport> RocksDbLedger::Rebuild(bool repair) {
   CL_RETURN_IF_ERROR(scope.status());
   RebuildReport report;
   FlatViewStore rebuilt;
+  rebuilt.Reserve(EstimatedViewKeys());
   Status fold_status;
   CL_RETURN_IF_ERROR(ScanWatchEventsReadAheadAt(scope.snapshot(), 0,
                                                 [&](uint64_t seq, const model::WatchEventRef& ev) {

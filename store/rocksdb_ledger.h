@@ -62,6 +62,7 @@ class RocksDbLedger final : public Ledger {
   Status ScanWatchEvents(
       uint64_t from_seq,
       const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn) override;
+  uint64_t EstimatedViewKeys() override;
   Status ScanWatchEventsReadAhead(
       uint64_t from_seq,
       const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn) override;

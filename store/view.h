@@ -121,6 +121,9 @@ class FlatViewStore : public ViewStore {
   // place, no copy of the prior), none for the resourceVersion entry of a resource seen before
   // (the entry is kept at hand), and the owner index touched only when a Job's owner changes.
   Status Fold(const model::WatchEventRef& ev, uint64_t seq);
+  // Room for `keys` entries without growing the table or the entry array (a hint: more can be
+  // inserted, fewer used). Rebuild reserves the stored view's estimated key count.
+  void Reserve(size_t keys);
   size_t size() const { return live_; }
   // The entries (key, value) ordered by key; views into this store, valid until it changes.
   std::vector<std::pair<std::string_view, std::string_view>> SortedEntries() const;
@@ -160,7 +163,8 @@ class FlatViewStore : public ViewStore {
   uint32_t ResourceIndex(const model::WatchEventRef& ev);
   // Find() through the one-entry cache of the last key found (a fold reads a key, then writes it).
   uint32_t FindCached(std::string_view key, uint64_t* h);
-  void Grow();
+  // Rebuilds the slot array with room for max(size(), keys) entries at most half full.
+  void Grow(size_t keys = 0);
 
   std::vector<uint32_t> slots_;  // power-of-two size, linear probing
   std::vector<Entry> entries_;

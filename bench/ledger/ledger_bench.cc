@@ -149,12 +149,6 @@ struct ScanFigure {
   double caller_cpu_ns = 0;  // of that, the calling thread's
 };
 
-double ProcessCpuNanos() {
-  timespec t{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_nsec);
-}
-
 enum class ScanMode {
   kDecode,           // ScanWatchEvents, nothing folded
   kFoldOneThread,    // ScanWatchEvents + FlatViewStore::Fold on one thread
@@ -167,13 +161,15 @@ enum class ScanMode {
 ScanFigure LedgerFold(store::Ledger* ledger, ScanMode mode, uint64_t* records) {
   store::FlatViewStore view;  // what Rebuild folds into
   *records = 0;
-  const double cpu_start = ProcessCpuNanos();
+  const double cpu_start = bench::ProcessCpuSeconds() * 1e9;
   const double caller_start = bench::ThreadCpuSeconds();
   const auto start = Clock::now();
+  const bool folds = mode == ScanMode::kFoldOneThread || mode == ScanMode::kFoldReadAhead;
+  if (folds) view.Reserve(ledger->EstimatedViewKeys());  // as Rebuild sizes its scratch view
   Status fold;
   uint64_t checksum = 0;
   auto fn = [&](uint64_t seq, const model::WatchEventRef& ev) {
-    if (mode == ScanMode::kFoldOneThread || mode == ScanMode::kFoldReadAhead) {
+    if (folds) {
       fold = view.Fold(ev, seq);
     } else {
       checksum += ev.name.size() + ev.resource_version.size();  // decoded, not folded
@@ -184,7 +180,7 @@ ScanFigure LedgerFold(store::Ledger* ledger, ScanMode mode, uint64_t* records) {
   const bool read_ahead = mode == ScanMode::kFoldReadAhead || mode == ScanMode::kDecodeReadAhead;
   Status s = read_ahead ? ledger->ScanWatchEventsReadAhead(0, fn) : ledger->ScanWatchEvents(0, fn);
   const double secs = Seconds(start);
-  const double cpu = ProcessCpuNanos() - cpu_start;
+  const double cpu = bench::ProcessCpuSeconds() * 1e9 - cpu_start;
   const double caller = (bench::ThreadCpuSeconds() - caller_start) * 1e9;
   if (!s.ok() || !fold.ok() || (checksum == 0 && view.size() == 0)) std::abort();
   const auto n = static_cast<double>(*records);
@@ -203,10 +199,12 @@ ScanFigure LedgerFold(const std::string& path, ScanMode mode, uint64_t* records)
 // (`profile fold` profiles only this).
 double FoldOnly(const std::string& path, int rounds) {
   std::vector<std::pair<uint64_t, model::WatchEvent>> events;
+  uint64_t view_keys = 0;
   {
     store::LedgerOptions o;
     o.path = path;
     auto ledger = std::move(store::Ledger::Open(o)).value();
+    view_keys = ledger->EstimatedViewKeys();
     Status s = ledger->ScanWatchEvents(0, [&](uint64_t seq, const model::WatchEventRef& ev) {
       model::WatchEvent& e = events.emplace_back(seq, model::WatchEvent()).second;
       e.type = ev.type;
@@ -226,6 +224,7 @@ double FoldOnly(const std::string& path, int rounds) {
   for (int i = 0; i < rounds; ++i) {
     store::FlatViewStore view;
     const auto start = Clock::now();
+    view.Reserve(view_keys);  // as Rebuild sizes its scratch view
     for (const auto& [seq, ev] : events) {
       if (!view.Fold(model::WatchEventRef::Of(ev), seq).ok()) std::abort();
     }
@@ -258,7 +257,7 @@ ScanFigure RawScan(const std::string& path, bool fill_cache, uint64_t* records) 
   }
   uint64_t checksum = 0;
   *records = 0;
-  const double cpu_start = ProcessCpuNanos();
+  const double cpu_start = bench::ProcessCpuSeconds() * 1e9;
   const auto start = Clock::now();
   {
     rocksdb::ReadOptions ro;
@@ -270,7 +269,7 @@ ScanFigure RawScan(const std::string& path, bool fill_cache, uint64_t* records) 
     }
   }
   const double secs = Seconds(start);
-  const double cpu = ProcessCpuNanos() - cpu_start;
+  const double cpu = bench::ProcessCpuSeconds() * 1e9 - cpu_start;
   for (auto* h : handles) (void)db->DestroyColumnFamilyHandle(h);
   (void)db->Close();
   delete db;

@@ -57,6 +57,7 @@ class ForwardingLedger : public Ledger {
       const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn) override {
     return base_.ScanWatchEvents(from_seq, fn);
   }
+  uint64_t EstimatedViewKeys() override { return base_.EstimatedViewKeys(); }
   Status ScanWatchEventsReadAhead(
       uint64_t from_seq,
       const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn) override {
