@@ -18,6 +18,7 @@
 
 #include "model/api_call.h"
 #include "model/timezone.h"
+#include "reconciler/schedule_memo.h"
 #include "replay/digest.h"
 #include "replay/engine.h"
 
@@ -294,6 +295,9 @@ class Engine {
 
   std::map<std::string, std::unique_ptr<model::TimeZoneDb>> tzdbs_;  // by Local zone name
   const model::TimeZoneDb* tzdb_ = nullptr;
+  // Parsed schedules of the passes (by text and tzdbs_ entry: declared after tzdbs_, so it goes
+  // first). Thread-safe (Synthesize and the deciding thread may both use it).
+  reconciler::ScheduleMemo schedule_memo_;
   bool history_cleanup_ = true;
   std::map<uint64_t, OpenPass> open_;                    // by tick seq
   std::unordered_map<uint64_t, uint64_t> intent_tick_;   // unanswered intent seq -> tick seq

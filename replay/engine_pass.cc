@@ -129,6 +129,7 @@ void Engine::RunPass(PassSummary summary, const FamilyView& view, OpenPass& p,
     in.now = summary.tick.now;
     in.options.history_cleanup = p.history_cleanup;
     in.options.call_objects = false;  // only the decisions are compared
+    in.options.schedule_memo = &schedule_memo_;
     in.tzdb = p.tzdb;
     in.accounting = &before;
     in.outcomes = p.outcomes;
@@ -137,6 +138,7 @@ void Engine::RunPass(PassSummary summary, const FamilyView& view, OpenPass& p,
     reconciler::SyncInput& in = InputFor(key, view);
     in.now = summary.tick.now;
     in.options.history_cleanup = p.history_cleanup;
+    in.options.schedule_memo = &schedule_memo_;
     in.tzdb = p.tzdb;
     in.accounting = before;
     in.outcomes.clear();
@@ -227,7 +229,7 @@ void Engine::Synthesize(const std::string& key, Time until, const OpenPass& p) {
   if (!view || !view->cron_job) return;
   const model::CronJob cj = ApplyWhatIf(options_.what_if, *view->cron_job);
   const auto formatted = reconciler::FormatSchedule(cj.spec.schedule, cj.spec.time_zone);
-  auto schedule = reconciler::ParseStandard(formatted.text, *p.tzdb);
+  auto schedule = schedule_memo_.Get(formatted.text, *p.tzdb);
   if (formatted.contains_tz || !schedule.ok()) return;
   size_t made = 0;
   for (auto t = (*schedule)->Next(c->second.last_now);
