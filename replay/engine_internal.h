@@ -92,6 +92,9 @@ struct PassTask {
   OpenPass pass;
   model::PassEnd end;
   std::shared_ptr<const FamilyView> view;  // null: the family had no version yet
+  // View versions the scan trimmed: freed by the deciding thread after the pass, so that the
+  // scanning thread does not spend its time freeing objects.
+  std::vector<std::shared_ptr<const FamilyView>> released;
 };
 
 // The passes of a verify-only replay (no observer, no what-if) are decided on a second thread
@@ -298,6 +301,9 @@ class Engine {
   // Parsed schedules of the passes (by text and tzdbs_ entry: declared after tzdbs_, so it goes
   // first). Thread-safe (Synthesize and the deciding thread may both use it).
   reconciler::ScheduleMemo schedule_memo_;
+  // With passes decided on the second thread: versions trimmed since the last queued pass,
+  // handed to the next one (PassTask::released).
+  std::vector<std::shared_ptr<const FamilyView>> released_;
   bool history_cleanup_ = true;
   std::map<uint64_t, OpenPass> open_;                    // by tick seq
   std::unordered_map<uint64_t, uint64_t> intent_tick_;   // unanswered intent seq -> tick seq

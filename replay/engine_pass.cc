@@ -187,6 +187,8 @@ void Engine::ReplayPass(uint64_t tick_seq, OpenPass& p, const model::PassEnd& e)
     t.pass = std::move(p);
     t.end = e;
     t.view = std::move(view);
+    t.released = std::move(released_);
+    released_.clear();
     queue_->Push(std::move(t));
     return;
   }
@@ -201,6 +203,7 @@ void Engine::DecideQueued() {
         chain_[t.key] = std::move(t.chain);
       } else {
         DecidePass(t.tick_seq, t.pass, t.end, t.view.get());
+        t.released.clear();
       }
     }
     batch.clear();

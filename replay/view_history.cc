@@ -123,11 +123,15 @@ std::shared_ptr<const FamilyView> ViewHistory::Latest(const std::string& key) co
   return it->second.back();
 }
 
-void ViewHistory::Trim(const std::string& key, uint64_t seq) {
+void ViewHistory::Trim(const std::string& key, uint64_t seq,
+                       std::vector<std::shared_ptr<const FamilyView>>* released) {
   auto it = versions_.find(key);
   if (it == versions_.end()) return;
   auto& list = it->second;
-  while (list.size() > 1 && list[1]->seq <= seq) list.pop_front();
+  while (list.size() > 1 && list[1]->seq <= seq) {
+    if (released != nullptr) released->push_back(std::move(list.front()));
+    list.pop_front();
+  }
 }
 
 }  // namespace cronledger::replay

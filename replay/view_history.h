@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "model/objects.h"
 #include "model/result.h"
@@ -58,8 +59,11 @@ class ViewHistory {
   // had no version by then.
   std::shared_ptr<const FamilyView> At(const std::string& key, uint64_t seq) const;
   std::shared_ptr<const FamilyView> Latest(const std::string& key) const;
-  // Forgets versions that no lookup at or after `seq` can need.
-  void Trim(const std::string& key, uint64_t seq);
+  // Forgets versions that no lookup at or after `seq` can need. With `released`, the forgotten
+  // versions are appended to it instead of being freed here (the caller frees them elsewhere,
+  // e.g. on another thread).
+  void Trim(const std::string& key, uint64_t seq,
+            std::vector<std::shared_ptr<const FamilyView>>* released = nullptr);
 
  private:
   bool Relevant(const model::WatchEvent& ev, const std::string& object_key);

@@ -130,5 +130,23 @@ TEST(ViewHistory, TrimKeepsTheVersionInEffect) {
   EXPECT_EQ(h.At("default/a", 9)->seq, 5u);
 }
 
+TEST(ViewHistory, TrimHandsTheForgottenVersionsToTheCaller) {
+  ViewHistory h;
+  for (uint64_t s = 1; s <= 5; ++s) {
+    ASSERT_TRUE(h.Fold(CronJobEvent(s, WatchEventType::kModified, "a", "* * * * *")).ok());
+  }
+  std::vector<std::shared_ptr<const FamilyView>> released;
+  h.Trim("default/a", 4, &released);
+  ASSERT_EQ(released.size(), 3u);
+  for (uint64_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(released[i]->seq, i + 1);
+    EXPECT_EQ(released[i].use_count(), 1);  // the history keeps no reference
+  }
+  EXPECT_EQ(h.At("default/a", 3), nullptr);
+  EXPECT_EQ(h.At("default/a", 4)->seq, 4u);
+  h.Trim("default/a", 4, &released);
+  EXPECT_EQ(released.size(), 3u);
+}
+
 }  // namespace
 }  // namespace cronledger::replay
