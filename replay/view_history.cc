@@ -38,13 +38,6 @@ bool ViewHistory::Relevant(const model::WatchEvent& ev, const std::string& objec
   return held.ok() && held->has_value();
 }
 
-Result<std::optional<store::ObjectEntry>> ViewHistory::EntryOf(const std::string& object_key) {
-  CL_ASSIGN_OR_RETURN(std::optional<std::string> bytes, view_.Get(object_key));
-  if (!bytes) return std::optional<store::ObjectEntry>();
-  CL_ASSIGN_OR_RETURN(store::ObjectEntry e, store::DecodeObjectEntry(*bytes));
-  return std::optional<store::ObjectEntry>(std::move(e));
-}
-
 FamilyView& ViewHistory::NewVersion(const std::string& key, uint64_t seq) {
   auto& list = versions_[key];
   auto next =
@@ -63,10 +56,19 @@ Status ViewHistory::Fold(const store::LogRecord& rec) {
   if (ev == nullptr || ev->type == model::WatchEventType::kBookmark) return Status::Ok();
   const std::string object_key = store::view_key::Object(ev->kind, ev->namespace_, ev->name);
   if (!Relevant(*ev, object_key)) return Status::Ok();
-  CL_ASSIGN_OR_RETURN(auto before, EntryOf(object_key));
+  // The entry's bytes before and after the fold, read into reused buffers. The store holds only
+  // what FoldWatchEvent encoded, one encoding per entry: equal bytes are equal entries.
+  CL_ASSIGN_OR_RETURN(const bool had_before, view_.GetInto(object_key, &before_bytes_));
   CL_RETURN_IF_ERROR(store::FoldWatchEvent(*ev, rec.seq, &view_));
-  CL_ASSIGN_OR_RETURN(auto after, EntryOf(object_key));
-  if (before == after) return Status::Ok();  // e.g. a DELETED for another uid
+  CL_ASSIGN_OR_RETURN(const bool has_after, view_.GetInto(object_key, &after_bytes_));
+  if (had_before == has_after && (!has_after || before_bytes_ == after_bytes_)) {
+    return Status::Ok();  // e.g. a DELETED for another uid
+  }
+  std::optional<store::ObjectEntry> after;
+  if (has_after) {
+    CL_ASSIGN_OR_RETURN(store::ObjectEntry e, store::DecodeObjectEntry(after_bytes_));
+    after = std::move(e);
+  }
   const bool written = after && after->source_seq == rec.seq;
   if (ev->kind == model::ObjectKind::kCronJob) {
     FamilyView& f = NewVersion(FamilyKey(ev->namespace_, ev->name), rec.seq);
@@ -84,6 +86,11 @@ Status ViewHistory::Fold(const store::LogRecord& rec) {
     }
     f.errors.erase("CronJob");
     return Status::Ok();
+  }
+  std::optional<store::ObjectEntry> before;
+  if (had_before) {
+    CL_ASSIGN_OR_RETURN(store::ObjectEntry e, store::DecodeObjectEntry(before_bytes_));
+    before = std::move(e);
   }
   if (before && !before->owner_name.empty() &&
       (!after || after->owner_name != before->owner_name)) {

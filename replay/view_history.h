@@ -67,12 +67,12 @@ class ViewHistory {
 
  private:
   bool Relevant(const model::WatchEvent& ev, const std::string& object_key);
-  Result<std::optional<store::ObjectEntry>> EntryOf(const std::string& object_key);
   FamilyView& NewVersion(const std::string& key, uint64_t seq);
 
   std::function<bool(std::string_view, std::string_view)> in_scope_;
   bool jobs_without_json_ = false;
   store::FlatViewStore view_;
+  std::string before_bytes_, after_bytes_;  // Fold's reused buffers
   std::unordered_map<std::string, std::deque<std::shared_ptr<FamilyView>>> versions_;
 };
 
