@@ -1,6 +1,7 @@
 #include "replay/view_history.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "model/json.h"
 #include "replay/job_fields.h"
@@ -28,6 +29,24 @@ Result<T> DecodeRaw(const store::LogRecord& rec, Result<T> (*decode)(std::string
 }
 
 }  // namespace
+
+const FamilyJobs::Map& FamilyJobs::map() const {
+  static const Map kEmpty;
+  return map_ ? *map_ : kEmpty;
+}
+
+FamilyJobs::Map& FamilyJobs::Mutable() {
+  if (!map_) {
+    map_ = std::make_shared<Map>();
+  } else if (map_.use_count() != 1) {
+    map_ = std::make_shared<Map>(*map_);  // shared with other versions: copy
+  } else {
+    // The only holder: another thread that held it has let go (its release of the reference
+    // happens before this), so the map can be changed in place.
+    std::atomic_thread_fence(std::memory_order_acquire);
+  }
+  return *map_;
+}
 
 bool ViewHistory::Relevant(const model::WatchEvent& ev, const std::string& object_key) {
   if (!in_scope_) return true;

@@ -22,15 +22,45 @@
 
 namespace cronledger::replay {
 
+struct FamilyJobEntry {
+  uint64_t seq = 0;  // the input that wrote it
+  std::shared_ptr<const model::Job> job;
+};
+
+// The Jobs of a family version by name: a std::map shared between versions until one of them
+// changes it (copy on write), so a version that changes only the CronJob copies no Job entry.
+// Reads as a const std::map.
+class FamilyJobs {
+ public:
+  using Map = std::map<std::string, FamilyJobEntry>;
+  using const_iterator = Map::const_iterator;
+  using value_type = Map::value_type;
+
+  const_iterator begin() const { return map().begin(); }
+  const_iterator end() const { return map().end(); }
+  size_t size() const { return map().size(); }
+  bool empty() const { return map().empty(); }
+  size_t count(const std::string& name) const { return map().count(name); }
+  const_iterator find(const std::string& name) const { return map().find(name); }
+  const FamilyJobEntry& at(const std::string& name) const { return map().at(name); }
+
+  void erase(const std::string& name) {
+    if (count(name) != 0) Mutable().erase(name);
+  }
+  FamilyJobEntry& operator[](const std::string& name) { return Mutable()[name]; }
+
+ private:
+  const Map& map() const;
+  Map& Mutable();
+  std::shared_ptr<Map> map_;  // null: empty
+};
+
 struct FamilyView {
   uint64_t seq = 0;                                // this version holds from this input seq on
   std::shared_ptr<const model::CronJob> cron_job;  // null when the view has no such CronJob
   uint64_t cron_job_seq = 0;                       // the input that wrote it
-  struct JobEntry {
-    uint64_t seq = 0;  // the input that wrote it
-    std::shared_ptr<const model::Job> job;
-  };
-  std::map<std::string, JobEntry> jobs;  // by name
+  using JobEntry = FamilyJobEntry;
+  FamilyJobs jobs;  // by name
   // Objects of the family that could not be decoded (raw bytes pruned by retention, bad JSON),
   // "CronJob" or the Job's name -> why: a pass reading this version cannot be replayed.
   std::map<std::string, std::string> errors;
