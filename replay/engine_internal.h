@@ -90,7 +90,7 @@ struct PassTask {
   ChainEntry chain;  // seed: the chain entry to set
   uint64_t tick_seq = 0;
   OpenPass pass;
-  model::PassEnd end;
+  model::PassEnd end;                      // only what DecidePass reads: view_seq and accounting
   std::shared_ptr<const FamilyView> view;  // null: the family had no version yet
   // View versions the scan trimmed: freed by the deciding thread after the pass, so that the
   // scanning thread does not spend its time freeing objects.

@@ -185,7 +185,8 @@ void Engine::ReplayPass(uint64_t tick_seq, OpenPass& p, const model::PassEnd& e)
     t.key = std::move(key);
     t.tick_seq = tick_seq;
     t.pass = std::move(p);
-    t.end = e;
+    t.end.view_seq = e.view_seq;  // what DecidePass reads (the other fields are not copied)
+    t.end.accounting = e.accounting;
     t.view = std::move(view);
     t.released = std::move(released_);
     released_.clear();
