@@ -198,45 +198,6 @@ void RecordWriter::Time(cronledger::Time t) {
   Varint(static_cast<uint64_t>(t.nanos()));
 }
 
-bool RecordReader::VarintSlow(uint64_t* v) {
-  uint64_t result = 0;
-  for (int shift = 0; shift <= 63; shift += 7) {
-    if (!ok_ || in_.empty()) return Fail();
-    const auto byte = static_cast<uint8_t>(in_[0]);
-    in_.remove_prefix(1);
-    if (shift == 63 && byte > 1) return Fail();  // would overflow 64 bits
-    result |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) {
-      *v = result;
-      return true;
-    }
-  }
-  return Fail();
-}
-
-bool RecordReader::Signed(int64_t* v) {
-  uint64_t u = 0;
-  if (!Varint(&u)) return false;
-  *v = static_cast<int64_t>((u >> 1) ^ (~(u & 1) + 1));
-  return true;
-}
-
-bool RecordReader::String(std::string* s) {
-  std::string_view v;
-  if (!Bytes(&v)) return false;
-  s->assign(v);
-  return true;
-}
-
-bool RecordReader::Time(cronledger::Time* t) {
-  int64_t sec = 0;
-  uint64_t nanos = 0;
-  if (!Signed(&sec) || !Varint(&nanos)) return false;
-  if (nanos >= 1000000000) return Fail();
-  *t = cronledger::Time::FromUnix(sec, static_cast<int32_t>(nanos));
-  return true;
-}
-
 std::string_view WatchEventTypeName(WatchEventType t) {
   for (const auto& [type, name] : kEventTypes) {
     if (type == t) return name;

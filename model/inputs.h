@@ -221,7 +221,12 @@ class RecordReader {
     }
     return VarintSlow(v);
   }
-  bool Signed(int64_t* v);
+  bool Signed(int64_t* v) {
+    uint64_t u = 0;
+    if (!Varint(&u)) return false;
+    *v = static_cast<int64_t>((u >> 1) ^ (~(u & 1) + 1));
+    return true;
+  }
   bool Bytes(std::string_view* s) {
     uint64_t n = 0;
     if (!Varint(&n)) return false;
@@ -230,15 +235,43 @@ class RecordReader {
     in_.remove_prefix(n);
     return true;
   }
-  bool String(std::string* s);
-  bool Time(cronledger::Time* t);
+  bool String(std::string* s) {
+    std::string_view v;
+    if (!Bytes(&v)) return false;
+    s->assign(v);
+    return true;
+  }
+  bool Time(cronledger::Time* t) {
+    int64_t sec = 0;
+    uint64_t nanos = 0;
+    if (!Signed(&sec) || !Varint(&nanos)) return false;
+    if (nanos >= 1000000000) return Fail();
+    *t = cronledger::Time::FromUnix(sec, static_cast<int32_t>(nanos));
+    return true;
+  }
   bool ok() const { return ok_; }
   bool done() const { return in_.empty(); }
   std::string_view rest() const { return in_; }
 
  private:
   bool Fail() { return ok_ = false; }
-  bool VarintSlow(uint64_t* v);
+  // Defined here (not in inputs.cc) so that the record decoders inline it: the readers are on
+  // the replay's scanning thread for every field of every record.
+  bool VarintSlow(uint64_t* v) {
+    uint64_t result = 0;
+    for (int shift = 0; shift <= 63; shift += 7) {
+      if (!ok_ || in_.empty()) return Fail();
+      const auto byte = static_cast<uint8_t>(in_[0]);
+      in_.remove_prefix(1);
+      if (shift == 63 && byte > 1) return Fail();  // would overflow 64 bits
+      result |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) {
+        *v = result;
+        return true;
+      }
+    }
+    return Fail();
+  }
   std::string_view in_;
   bool ok_ = true;
 };

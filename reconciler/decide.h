@@ -25,6 +25,8 @@
 
 namespace cronledger::reconciler {
 
+class ScheduleMemo;
+
 struct DecideOptions {
   // Run history cleanup (spec §5) before scheduling. Default: true.
   bool history_cleanup = true;
@@ -32,6 +34,10 @@ struct DecideOptions {
   // call). Replay, which compares decisions and never sends the calls, turns it off; nothing
   // else changes (the decisions are the same). Default: true.
   bool call_objects = true;
+  // Where parsed schedules are looked up and kept (reconciler/schedule_memo.h); null parses the
+  // schedule on every pass. Not owned; must outlive the call, and the tz database must outlive
+  // the memo. The decisions are the same with and without one.
+  ScheduleMemo* schedule_memo = nullptr;
 };
 
 // A Kubernetes Event recorded on the CronJob (spec §10).

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "reconciler/decide.h"
@@ -46,7 +47,9 @@ class SyncPass {
 
   // --- spec §6.2-§6.13 (sync_schedule.cc)
   Flow Schedule();
-  std::unique_ptr<reconciler::Schedule> ParseQuietly() const;
+  // ParseStandard(text, tzdb), through the options' schedule memo when there is one.
+  Result<std::shared_ptr<const reconciler::Schedule>> Parse(std::string_view text) const;
+  std::shared_ptr<const reconciler::Schedule> ParseQuietly() const;
   Flow CheckPreconditions();
   Flow ParseSchedule();
   Flow ActOnSlot(Time slot);
@@ -66,7 +69,7 @@ class SyncPass {
   model::CronJobStatus status_;
   std::vector<const model::Job*> owned_;
   std::set<std::string> seen_uids_;
-  std::unique_ptr<reconciler::Schedule> schedule_;
+  std::shared_ptr<const reconciler::Schedule> schedule_;
   SlotAccountant accountant_;
   SyncResult out_;
   bool cleanup_update_ = false;  // flag A of spec §3

@@ -3,6 +3,7 @@
 
 #include "reconciler/cronjob_time.h"
 #include "reconciler/job_builder.h"
+#include "reconciler/schedule_memo.h"
 #include "reconciler/sync_pass.h"
 
 namespace cronledger::reconciler {
@@ -60,11 +61,16 @@ SyncPass::Flow SyncPass::Schedule() {
   return ActOnSlot(*next->scheduled);
 }
 
-std::unique_ptr<reconciler::Schedule> SyncPass::ParseQuietly() const {
+Result<std::shared_ptr<const reconciler::Schedule>> SyncPass::Parse(std::string_view text) const {
+  if (in_.options.schedule_memo != nullptr) return in_.options.schedule_memo->Get(text, *in_.tzdb);
+  CL_ASSIGN_OR_RETURN(std::unique_ptr<reconciler::Schedule> parsed, ParseStandard(text, *in_.tzdb));
+  return std::shared_ptr<const reconciler::Schedule>(std::move(parsed));
+}
+
+std::shared_ptr<const reconciler::Schedule> SyncPass::ParseQuietly() const {
   // For accounting only (deletion, suspend): evaluate the schedule without upstream's events.
   if (cj_->spec.time_zone && !in_.tzdb->Load(*cj_->spec.time_zone).ok()) return nullptr;
-  auto parsed =
-      ParseStandard(FormatSchedule(cj_->spec.schedule, cj_->spec.time_zone).text, *in_.tzdb);
+  auto parsed = Parse(FormatSchedule(cj_->spec.schedule, cj_->spec.time_zone).text);
   return parsed.ok() ? std::move(*parsed) : nullptr;
 }
 
@@ -107,7 +113,7 @@ SyncPass::Flow SyncPass::ParseSchedule() {
              "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more "
              "details");
   }
-  auto parsed = ParseStandard(formatted.text, *in_.tzdb);
+  auto parsed = Parse(formatted.text);
   if (!parsed.ok()) {
     const std::string msg =
         "unparseable schedule: " + GoQuote(cj_->spec.schedule) + " : " + parsed.status().message();

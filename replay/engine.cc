@@ -114,13 +114,14 @@ Status Engine::OnPassEnd(uint64_t seq, const model::PassEnd& e) {
                               std::to_string(p.outcomes.size()) + " outcomes");
   }
   const std::string key = FamilyKey(e.namespace_, e.name);
+  auto* released = queue_ ? &released_ : nullptr;
   if (!p.in_scope) {
-    history_.Trim(key, e.view_seq);
+    history_.Trim(key, e.view_seq, released);
     return Seed(e);
   }
   replayed_ticks_.Insert(e.tick_seq);
   ReplayPass(e.tick_seq, p, e);
-  history_.Trim(key, e.view_seq);
+  history_.Trim(key, e.view_seq, released);
   return Status::Ok();
 }
 

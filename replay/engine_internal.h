@@ -18,6 +18,7 @@
 
 #include "model/api_call.h"
 #include "model/timezone.h"
+#include "reconciler/schedule_memo.h"
 #include "replay/digest.h"
 #include "replay/engine.h"
 
@@ -89,8 +90,11 @@ struct PassTask {
   ChainEntry chain;  // seed: the chain entry to set
   uint64_t tick_seq = 0;
   OpenPass pass;
-  model::PassEnd end;
+  model::PassEnd end;                      // only what DecidePass reads: view_seq and accounting
   std::shared_ptr<const FamilyView> view;  // null: the family had no version yet
+  // View versions the scan trimmed: freed by the deciding thread after the pass, so that the
+  // scanning thread does not spend its time freeing objects.
+  std::vector<std::shared_ptr<const FamilyView>> released;
 };
 
 // The passes of a verify-only replay (no observer, no what-if) are decided on a second thread
@@ -294,6 +298,12 @@ class Engine {
 
   std::map<std::string, std::unique_ptr<model::TimeZoneDb>> tzdbs_;  // by Local zone name
   const model::TimeZoneDb* tzdb_ = nullptr;
+  // Parsed schedules of the passes (by text and tzdbs_ entry: declared after tzdbs_, so it goes
+  // first). Thread-safe (Synthesize and the deciding thread may both use it).
+  reconciler::ScheduleMemo schedule_memo_;
+  // With passes decided on the second thread: versions trimmed since the last queued pass,
+  // handed to the next one (PassTask::released).
+  std::vector<std::shared_ptr<const FamilyView>> released_;
   bool history_cleanup_ = true;
   std::map<uint64_t, OpenPass> open_;                    // by tick seq
   std::unordered_map<uint64_t, uint64_t> intent_tick_;   // unanswered intent seq -> tick seq

@@ -129,6 +129,7 @@ void Engine::RunPass(PassSummary summary, const FamilyView& view, OpenPass& p,
     in.now = summary.tick.now;
     in.options.history_cleanup = p.history_cleanup;
     in.options.call_objects = false;  // only the decisions are compared
+    in.options.schedule_memo = &schedule_memo_;
     in.tzdb = p.tzdb;
     in.accounting = &before;
     in.outcomes = p.outcomes;
@@ -137,6 +138,7 @@ void Engine::RunPass(PassSummary summary, const FamilyView& view, OpenPass& p,
     reconciler::SyncInput& in = InputFor(key, view);
     in.now = summary.tick.now;
     in.options.history_cleanup = p.history_cleanup;
+    in.options.schedule_memo = &schedule_memo_;
     in.tzdb = p.tzdb;
     in.accounting = before;
     in.outcomes.clear();
@@ -183,8 +185,11 @@ void Engine::ReplayPass(uint64_t tick_seq, OpenPass& p, const model::PassEnd& e)
     t.key = std::move(key);
     t.tick_seq = tick_seq;
     t.pass = std::move(p);
-    t.end = e;
+    t.end.view_seq = e.view_seq;  // what DecidePass reads (the other fields are not copied)
+    t.end.accounting = e.accounting;
     t.view = std::move(view);
+    t.released = std::move(released_);
+    released_.clear();
     queue_->Push(std::move(t));
     return;
   }
@@ -199,6 +204,7 @@ void Engine::DecideQueued() {
         chain_[t.key] = std::move(t.chain);
       } else {
         DecidePass(t.tick_seq, t.pass, t.end, t.view.get());
+        t.released.clear();
       }
     }
     batch.clear();
@@ -227,7 +233,7 @@ void Engine::Synthesize(const std::string& key, Time until, const OpenPass& p) {
   if (!view || !view->cron_job) return;
   const model::CronJob cj = ApplyWhatIf(options_.what_if, *view->cron_job);
   const auto formatted = reconciler::FormatSchedule(cj.spec.schedule, cj.spec.time_zone);
-  auto schedule = reconciler::ParseStandard(formatted.text, *p.tzdb);
+  auto schedule = schedule_memo_.Get(formatted.text, *p.tzdb);
   if (formatted.contains_tz || !schedule.ok()) return;
   size_t made = 0;
   for (auto t = (*schedule)->Next(c->second.last_now);

@@ -1,6 +1,7 @@
 #include "replay/view_history.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "model/json.h"
 #include "replay/job_fields.h"
@@ -29,6 +30,24 @@ Result<T> DecodeRaw(const store::LogRecord& rec, Result<T> (*decode)(std::string
 
 }  // namespace
 
+const FamilyJobs::Map& FamilyJobs::map() const {
+  static const Map kEmpty;
+  return map_ ? *map_ : kEmpty;
+}
+
+FamilyJobs::Map& FamilyJobs::Mutable() {
+  if (!map_) {
+    map_ = std::make_shared<Map>();
+  } else if (map_.use_count() != 1) {
+    map_ = std::make_shared<Map>(*map_);  // shared with other versions: copy
+  } else {
+    // The only holder: another thread that held it has let go (its release of the reference
+    // happens before this), so the map can be changed in place.
+    std::atomic_thread_fence(std::memory_order_acquire);
+  }
+  return *map_;
+}
+
 bool ViewHistory::Relevant(const model::WatchEvent& ev, const std::string& object_key) {
   if (!in_scope_) return true;
   if (ev.kind == model::ObjectKind::kCronJob) return in_scope_(ev.namespace_, ev.name);
@@ -36,13 +55,6 @@ bool ViewHistory::Relevant(const model::WatchEvent& ev, const std::string& objec
   // A Job that was in scope and changes owner must still leave its old family.
   auto held = view_.Get(object_key);
   return held.ok() && held->has_value();
-}
-
-Result<std::optional<store::ObjectEntry>> ViewHistory::EntryOf(const std::string& object_key) {
-  CL_ASSIGN_OR_RETURN(std::optional<std::string> bytes, view_.Get(object_key));
-  if (!bytes) return std::optional<store::ObjectEntry>();
-  CL_ASSIGN_OR_RETURN(store::ObjectEntry e, store::DecodeObjectEntry(*bytes));
-  return std::optional<store::ObjectEntry>(std::move(e));
 }
 
 FamilyView& ViewHistory::NewVersion(const std::string& key, uint64_t seq) {
@@ -63,10 +75,19 @@ Status ViewHistory::Fold(const store::LogRecord& rec) {
   if (ev == nullptr || ev->type == model::WatchEventType::kBookmark) return Status::Ok();
   const std::string object_key = store::view_key::Object(ev->kind, ev->namespace_, ev->name);
   if (!Relevant(*ev, object_key)) return Status::Ok();
-  CL_ASSIGN_OR_RETURN(auto before, EntryOf(object_key));
+  // The entry's bytes before and after the fold, read into reused buffers. The store holds only
+  // what FoldWatchEvent encoded, one encoding per entry: equal bytes are equal entries.
+  CL_ASSIGN_OR_RETURN(const bool had_before, view_.GetInto(object_key, &before_bytes_));
   CL_RETURN_IF_ERROR(store::FoldWatchEvent(*ev, rec.seq, &view_));
-  CL_ASSIGN_OR_RETURN(auto after, EntryOf(object_key));
-  if (before == after) return Status::Ok();  // e.g. a DELETED for another uid
+  CL_ASSIGN_OR_RETURN(const bool has_after, view_.GetInto(object_key, &after_bytes_));
+  if (had_before == has_after && (!has_after || before_bytes_ == after_bytes_)) {
+    return Status::Ok();  // e.g. a DELETED for another uid
+  }
+  std::optional<store::ObjectEntry> after;
+  if (has_after) {
+    CL_ASSIGN_OR_RETURN(store::ObjectEntry e, store::DecodeObjectEntry(after_bytes_));
+    after = std::move(e);
+  }
   const bool written = after && after->source_seq == rec.seq;
   if (ev->kind == model::ObjectKind::kCronJob) {
     FamilyView& f = NewVersion(FamilyKey(ev->namespace_, ev->name), rec.seq);
@@ -84,6 +105,11 @@ Status ViewHistory::Fold(const store::LogRecord& rec) {
     }
     f.errors.erase("CronJob");
     return Status::Ok();
+  }
+  std::optional<store::ObjectEntry> before;
+  if (had_before) {
+    CL_ASSIGN_OR_RETURN(store::ObjectEntry e, store::DecodeObjectEntry(before_bytes_));
+    before = std::move(e);
   }
   if (before && !before->owner_name.empty() &&
       (!after || after->owner_name != before->owner_name)) {
@@ -123,11 +149,15 @@ std::shared_ptr<const FamilyView> ViewHistory::Latest(const std::string& key) co
   return it->second.back();
 }
 
-void ViewHistory::Trim(const std::string& key, uint64_t seq) {
+void ViewHistory::Trim(const std::string& key, uint64_t seq,
+                       std::vector<std::shared_ptr<const FamilyView>>* released) {
   auto it = versions_.find(key);
   if (it == versions_.end()) return;
   auto& list = it->second;
-  while (list.size() > 1 && list[1]->seq <= seq) list.pop_front();
+  while (list.size() > 1 && list[1]->seq <= seq) {
+    if (released != nullptr) released->push_back(std::move(list.front()));
+    list.pop_front();
+  }
 }
 
 }  // namespace cronledger::replay

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "model/objects.h"
 #include "model/result.h"
@@ -21,15 +22,45 @@
 
 namespace cronledger::replay {
 
+struct FamilyJobEntry {
+  uint64_t seq = 0;  // the input that wrote it
+  std::shared_ptr<const model::Job> job;
+};
+
+// The Jobs of a family version by name: a std::map shared between versions until one of them
+// changes it (copy on write), so a version that changes only the CronJob copies no Job entry.
+// Reads as a const std::map.
+class FamilyJobs {
+ public:
+  using Map = std::map<std::string, FamilyJobEntry>;
+  using const_iterator = Map::const_iterator;
+  using value_type = Map::value_type;
+
+  const_iterator begin() const { return map().begin(); }
+  const_iterator end() const { return map().end(); }
+  size_t size() const { return map().size(); }
+  bool empty() const { return map().empty(); }
+  size_t count(const std::string& name) const { return map().count(name); }
+  const_iterator find(const std::string& name) const { return map().find(name); }
+  const FamilyJobEntry& at(const std::string& name) const { return map().at(name); }
+
+  void erase(const std::string& name) {
+    if (count(name) != 0) Mutable().erase(name);
+  }
+  FamilyJobEntry& operator[](const std::string& name) { return Mutable()[name]; }
+
+ private:
+  const Map& map() const;
+  Map& Mutable();
+  std::shared_ptr<Map> map_;  // null: empty
+};
+
 struct FamilyView {
   uint64_t seq = 0;                                // this version holds from this input seq on
   std::shared_ptr<const model::CronJob> cron_job;  // null when the view has no such CronJob
   uint64_t cron_job_seq = 0;                       // the input that wrote it
-  struct JobEntry {
-    uint64_t seq = 0;  // the input that wrote it
-    std::shared_ptr<const model::Job> job;
-  };
-  std::map<std::string, JobEntry> jobs;  // by name
+  using JobEntry = FamilyJobEntry;
+  FamilyJobs jobs;  // by name
   // Objects of the family that could not be decoded (raw bytes pruned by retention, bad JSON),
   // "CronJob" or the Job's name -> why: a pass reading this version cannot be replayed.
   std::map<std::string, std::string> errors;
@@ -58,17 +89,20 @@ class ViewHistory {
   // had no version by then.
   std::shared_ptr<const FamilyView> At(const std::string& key, uint64_t seq) const;
   std::shared_ptr<const FamilyView> Latest(const std::string& key) const;
-  // Forgets versions that no lookup at or after `seq` can need.
-  void Trim(const std::string& key, uint64_t seq);
+  // Forgets versions that no lookup at or after `seq` can need. With `released`, the forgotten
+  // versions are appended to it instead of being freed here (the caller frees them elsewhere,
+  // e.g. on another thread).
+  void Trim(const std::string& key, uint64_t seq,
+            std::vector<std::shared_ptr<const FamilyView>>* released = nullptr);
 
  private:
   bool Relevant(const model::WatchEvent& ev, const std::string& object_key);
-  Result<std::optional<store::ObjectEntry>> EntryOf(const std::string& object_key);
   FamilyView& NewVersion(const std::string& key, uint64_t seq);
 
   std::function<bool(std::string_view, std::string_view)> in_scope_;
   bool jobs_without_json_ = false;
   store::FlatViewStore view_;
+  std::string before_bytes_, after_bytes_;  // Fold's reused buffers
   std::unordered_map<std::string, std::deque<std::shared_ptr<FamilyView>>> versions_;
 };
 

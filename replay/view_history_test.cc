@@ -130,5 +130,49 @@ TEST(ViewHistory, TrimKeepsTheVersionInEffect) {
   EXPECT_EQ(h.At("default/a", 9)->seq, 5u);
 }
 
+TEST(FamilyJobs, ACopyIsSharedUntilEitherSideChanges) {
+  FamilyJobs a;
+  EXPECT_TRUE(a.empty());
+  a.erase("none");  // nothing to erase: stays empty
+  a["j1"] = {1, nullptr};
+  FamilyJobs b = a;
+  b["j2"] = {2, nullptr};
+  EXPECT_EQ(a.size(), 1u);
+  EXPECT_EQ(b.size(), 2u);
+  FamilyJobs c = b;
+  c.erase("j1");
+  EXPECT_EQ(b.count("j1"), 1u);
+  EXPECT_EQ(c.count("j1"), 0u);
+  EXPECT_EQ(c.at("j2").seq, 2u);
+  FamilyJobs d = c;
+  d["j2"].seq = 7;  // through operator[]: the copy only
+  EXPECT_EQ(c.at("j2").seq, 2u);
+  EXPECT_EQ(d.at("j2").seq, 7u);
+  c = FamilyJobs();  // d is now the only holder: changed in place
+  d.erase("j2");
+  EXPECT_TRUE(d.empty());
+  std::vector<std::string> names;
+  for (const auto& [name, entry] : b) names.push_back(name + ":" + std::to_string(entry.seq));
+  EXPECT_EQ(names, (std::vector<std::string>{"j1:1", "j2:2"}));
+}
+
+TEST(ViewHistory, TrimHandsTheForgottenVersionsToTheCaller) {
+  ViewHistory h;
+  for (uint64_t s = 1; s <= 5; ++s) {
+    ASSERT_TRUE(h.Fold(CronJobEvent(s, WatchEventType::kModified, "a", "* * * * *")).ok());
+  }
+  std::vector<std::shared_ptr<const FamilyView>> released;
+  h.Trim("default/a", 4, &released);
+  ASSERT_EQ(released.size(), 3u);
+  for (uint64_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(released[i]->seq, i + 1);
+    EXPECT_EQ(released[i].use_count(), 1);  // the history keeps no reference
+  }
+  EXPECT_EQ(h.At("default/a", 3), nullptr);
+  EXPECT_EQ(h.At("default/a", 4)->seq, 4u);
+  h.Trim("default/a", 4, &released);
+  EXPECT_EQ(released.size(), 3u);
+}
+
 }  // namespace
 }  // namespace cronledger::replay
