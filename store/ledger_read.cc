@@ -42,11 +42,13 @@ Result<std::string> RocksDbLedger::GetRaw(Cf cf, std::string_view key,
 
 Result<ViewObject> RocksDbLedger::GetObjectAt(model::ObjectKind kind, std::string_view ns,
                                               std::string_view name,
-                                              const rocksdb::Snapshot* snapshot) {
+                                              const rocksdb::Snapshot* snapshot,
+                                              const std::function<bool(const ObjectEntry&)>* held) {
   CL_ASSIGN_OR_RETURN(std::string bytes,
                       GetRaw(kViewCf, view_key::Object(kind, ns, name), snapshot));
   ViewObject obj;
   CL_ASSIGN_OR_RETURN(obj.entry, DecodeObjectEntry(bytes));
+  if (held != nullptr && (*held)(obj.entry)) return obj;
   auto raw = GetRaw(kRawCf, keys::Be64(obj.entry.source_seq), snapshot);
   if (!raw.ok()) {
     // Retention never prunes what the view points at, so a miss is corruption.
@@ -178,21 +180,8 @@ Result<CronJobViewRaw> RocksDbLedger::ReadCronJobViewRaw(
   CL_RETURN_IF_ERROR(scope.status());
   const rocksdb::Snapshot* snapshot = scope.snapshot();
   // An object's entry, and its raw bytes unless the caller holds it decoded.
-  auto read = [&](model::ObjectKind kind, std::string_view object_name) -> Result<ViewObject> {
-    CL_ASSIGN_OR_RETURN(std::string bytes,
-                        GetRaw(kViewCf, view_key::Object(kind, ns, object_name), snapshot));
-    ViewObject obj;
-    CL_ASSIGN_OR_RETURN(obj.entry, DecodeObjectEntry(bytes));
-    if (held(obj.entry)) return obj;
-    auto raw = GetRaw(kRawCf, keys::Be64(obj.entry.source_seq), snapshot);
-    if (!raw.ok()) {
-      return raw.status().IsNotFound()
-                 ? Status::Corruption("view points at missing raw bytes of seq " +
-                                      std::to_string(obj.entry.source_seq))
-                 : raw.status();
-    }
-    CL_RETURN_IF_ERROR(DecodeRawValueOf(obj.entry.source_seq, *raw, &obj.raw));
-    return obj;
+  auto read = [&](model::ObjectKind kind, std::string_view object_name) {
+    return GetObjectAt(kind, ns, object_name, snapshot, &held);
   };
   CronJobViewRaw v;
   CL_ASSIGN_OR_RETURN(v.cron_job, read(model::ObjectKind::kCronJob, name));

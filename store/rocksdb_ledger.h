@@ -159,8 +159,11 @@ class RocksDbLedger final : public Ledger {
   // Reads `key` of `cf` at `snapshot` (null = latest); NotFound when absent.
   Result<std::string> GetRaw(Cf cf, std::string_view key,
                              const rocksdb::Snapshot* snapshot = nullptr);
+  // The view entry of an object and its raw bytes, except when `held` says the caller holds that
+  // entry's object already (then raw stays empty).
   Result<ViewObject> GetObjectAt(model::ObjectKind kind, std::string_view ns, std::string_view name,
-                                 const rocksdb::Snapshot* snapshot);
+                                 const rocksdb::Snapshot* snapshot,
+                                 const std::function<bool(const ObjectEntry&)>* held = nullptr);
   // The names of the Jobs the view's owner index lists under `owner`, in key order.
   Result<std::vector<std::string>> OwnedJobNamesAt(std::string_view ns, std::string_view owner,
                                                    const rocksdb::Snapshot* snapshot);
