@@ -38,15 +38,21 @@ model::Decision MakeDecision(const std::string& name, Time t, model::DecisionAct
   return d;
 }
 
+// CronJob ns/a (seq 1) with Jobs a-1 and a-0 (seqs 2, 3), and Job b-0 of another owner (seq 4).
+UnitOfWork CronJobAWithTwoJobsAndAnotherOwnersJob() {
+  UnitOfWork unit;
+  unit.inputs.push_back(CronJobEvent(WatchEventType::kAdded, "ns", "a", "ua", "1"));
+  unit.inputs.push_back(JobEvent(WatchEventType::kAdded, "ns", "a-1", "uj1", "2", "a"));
+  unit.inputs.push_back(JobEvent(WatchEventType::kAdded, "ns", "a-0", "uj0", "3", "a"));
+  unit.inputs.push_back(JobEvent(WatchEventType::kAdded, "ns", "b-0", "ujb", "4", "b"));
+  return unit;
+}
+
 TEST(LedgerTest, CommitFoldsIntoTheViewAndPersists) {
   TempDir dir;
   {
     auto ledger = OpenLedger(dir.path());
-    UnitOfWork unit;
-    unit.inputs.push_back(CronJobEvent(WatchEventType::kAdded, "ns", "a", "ua", "1"));
-    unit.inputs.push_back(JobEvent(WatchEventType::kAdded, "ns", "a-1", "uj1", "2", "a"));
-    unit.inputs.push_back(JobEvent(WatchEventType::kAdded, "ns", "a-0", "uj0", "3", "a"));
-    unit.inputs.push_back(JobEvent(WatchEventType::kAdded, "ns", "b-0", "ujb", "4", "b"));
+    UnitOfWork unit = CronJobAWithTwoJobsAndAnotherOwnersJob();
     unit.positions.push_back({"file:/x", "offset=10"});
     auto r = ledger->Commit(std::move(unit));
     ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -82,12 +88,7 @@ TEST(LedgerTest, CommitFoldsIntoTheViewAndPersists) {
 TEST(LedgerTest, ReadCronJobViewRawReadsRawBytesOnlyOfWhatTheCallerDoesNotHold) {
   TempDir dir;
   auto ledger = OpenLedger(dir.path());
-  UnitOfWork unit;
-  unit.inputs.push_back(CronJobEvent(WatchEventType::kAdded, "ns", "a", "ua", "1"));
-  unit.inputs.push_back(JobEvent(WatchEventType::kAdded, "ns", "a-1", "uj1", "2", "a"));
-  unit.inputs.push_back(JobEvent(WatchEventType::kAdded, "ns", "a-0", "uj0", "3", "a"));
-  unit.inputs.push_back(JobEvent(WatchEventType::kAdded, "ns", "b-0", "ujb", "4", "b"));
-  ASSERT_TRUE(ledger->Commit(std::move(unit)).ok());
+  ASSERT_TRUE(ledger->Commit(CronJobAWithTwoJobsAndAnotherOwnersJob()).ok());
   auto full = ledger->GetObject(model::ObjectKind::kCronJob, "ns", "a");
   ASSERT_TRUE(full.ok());
 
