@@ -303,16 +303,17 @@ Status RocksDbLedger::ScanInputsAt(const rocksdb::Snapshot* snapshot, uint64_t f
 
 Status RocksDbLedger::ScanDecisions(uint64_t from_seq,
                                     const std::function<bool(const model::Decision&)>& fn) {
-  ReadScope scope(this);
-  CL_RETURN_IF_ERROR(scope.status());
-  rocksdb::ReadOptions ro;
-  ro.snapshot = scope.snapshot();
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kDecisionsCf]));
-  for (it->Seek(keys::Be64(from_seq)); it->Valid(); it->Next()) {
-    CL_ASSIGN_OR_RETURN(model::Decision d, model::DecodeDecisionRecord(ToView(it->value())));
-    if (!fn(d)) break;
-  }
-  return FromRocks(it->status(), "decision log scan");
+  // The stored bytes, decoded: a record that does not decode ends the scan with its error.
+  Status decoded;
+  CL_RETURN_IF_ERROR(ScanDecisionBytes(from_seq, [&](uint64_t, std::string_view bytes) {
+    auto d = model::DecodeDecisionRecord(bytes);
+    if (!d.ok()) {
+      decoded = d.status();
+      return false;
+    }
+    return fn(*d);
+  }));
+  return decoded;
 }
 
 Status Ledger::ScanDecisionBytes(uint64_t from_seq,
