@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <thread>
 
 #include "kube/testing/client_fixture.h"
 
@@ -258,6 +259,33 @@ TEST_F(ClientTest, GivesUpAfterMaxRetries) {
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.error().reason, "InternalError");
   EXPECT_EQ(server_->request_count(), 6u);  // 1 + max_retries (5)
+}
+
+// The fixture's HoldRequests: a held write changes nothing until released, other methods and
+// agents pass, and once released it is served as usual.
+TEST_F(ClientTest, HeldRequestsTakeEffectOnlyOnceReleased) {
+  server_->HoldRequests("POST", "cronledger");
+  std::optional<KubeResult<Json>> created;
+  std::thread poster([&] {
+    created.emplace(client_->Create(BatchJobs(), "default", JobObject("default", "held")));
+  });
+  const auto deadline = std::chrono::steady_clock::now() + seconds(20);
+  while (server_->held_requests() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_EQ(server_->held_requests(), 1);
+  EXPECT_FALSE(server_->Get(BatchJobs(), "default", "held"));   // nothing took effect
+  auto missing = client_->Get(BatchJobs(), "default", "held");  // GETs are not held
+  EXPECT_TRUE(!missing.ok() && missing.error().IsNotFound());
+  server_->ReleaseHeld();
+  poster.join();
+  ASSERT_TRUE(created.has_value());
+  ASSERT_TRUE(created->ok()) << created->error().ToString();
+  EXPECT_TRUE(server_->Get(BatchJobs(), "default", "held"));
+  EXPECT_EQ(server_->held_requests(), 0);
+  int held = 0;
+  for (const auto& r : server_->requests()) held += r.held ? 1 : 0;
+  EXPECT_EQ(held, 1);
 }
 
 class ThrottledClientTest : public KubeClientFixture {

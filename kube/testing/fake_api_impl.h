@@ -70,6 +70,12 @@ struct FakeApiServer::Impl {
     std::string path;
   };
   std::deque<Slow> slow;
+  struct Hold {
+    std::string method;
+    std::string user_agent_prefix;
+  };
+  std::optional<Hold> hold;       // HoldRequests() until ReleaseHeld()
+  int held = 0;                   // requests waiting in it now
   uint64_t stall_open_epoch = 0;  // StallOpenWatches(): watches opened before a bump stall
   uint64_t drop_epoch = 0, expire_epoch = 0, close_epoch = 0, bookmark_epoch = 0;
   bool stalled = false;

@@ -173,6 +173,27 @@ void Handler::handleRequest(Poco::Net::HTTPServerRequest& request,
       }
     }
   }
+  if (!early) {
+    // HoldRequests(): wait here, before anything is read or changed, until released.
+    const bool watch =
+        params.count("watch") != 0 && (params["watch"] == "1" || params["watch"] == "true");
+    std::unique_lock<std::mutex> lock(impl_.mu);
+    auto held = [&] {
+      const auto& h = impl_.hold;
+      return h && !impl_.stopping && !watch && h->method == method &&
+             record.user_agent.compare(0, h->user_agent_prefix.size(), h->user_agent_prefix) == 0;
+    };
+    if (held()) {
+      if (index >= impl_.requests_dropped &&
+          index - impl_.requests_dropped < impl_.requests.size()) {
+        impl_.requests[index - impl_.requests_dropped].held = true;
+      }
+      ++impl_.held;
+      impl_.changed.notify_all();
+      impl_.changed.wait(lock, [&] { return !held(); });
+      --impl_.held;
+    }
+  }
   const std::optional<Route> route = ParseRoute(record.path);
   if (!early && !route) {
     early = Reply{
@@ -406,6 +427,24 @@ std::map<std::string, CreateTally> FakeApiServer::creates(const ResourceType& ty
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto it = impl_->creates.find(type.GroupResource());
   return it == impl_->creates.end() ? std::map<std::string, CreateTally>() : it->second;
+}
+
+void FakeApiServer::HoldRequests(const std::string& method, const std::string& user_agent_prefix) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->hold = Impl::Hold{method, user_agent_prefix};
+}
+
+void FakeApiServer::ReleaseHeld() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->hold.reset();
+  }
+  impl_->changed.notify_all();
+}
+
+int FakeApiServer::held_requests() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->held;
 }
 
 void FakeApiServer::SetNamespaceTerminating(const std::string& ns, bool terminating) {

@@ -67,6 +67,7 @@ struct RecordedRequest {
   std::string body;
   int status = 0;              // the HTTP status answered (0 while a watch is still streaming)
   bool delayed = false;        // its response was held back by SlowNext()
+  bool held = false;           // it waited in HoldRequests() before being served
   std::string client_cert_cn;  // HTTPS: the verified client certificate's common name
 };
 
@@ -118,6 +119,14 @@ class FakeApiServer {
   // shorter gives up meanwhile and never sees the answer.
   void SlowNext(int n, Duration delay, const std::string& method = "",
                 const std::string& path = "");
+  // Held requests: from now on, requests of `method` whose User-Agent starts with
+  // `user_agent_prefix` (never watches) wait before the server reads or changes anything, as
+  // behind a stuck admission webhook or a congested proxy, until ReleaseHeld(). Nothing they ask
+  // takes effect while they wait; once released they are served as usual. held_requests(): how
+  // many wait now. A client whose timeout is shorter gives up meanwhile, as with SlowNext().
+  void HoldRequests(const std::string& method, const std::string& user_agent_prefix);
+  void ReleaseHeld();
+  int held_requests() const;
   void SetNamespaceTerminating(const std::string& ns, bool terminating);
 
   // Observation.
