@@ -10,7 +10,9 @@
 // (with a different consumer group, whose Kafka offsets know nothing) resumes exactly there — no
 // input twice, no Job twice; two replicas split the partitions, each acting only on its own
 // CronJobs, and together create every Job exactly once, and after one leaves the other takes
-// over its CronJobs; malformed messages are quarantined with reason and topic/partition/offset.
+// over its CronJobs, also while the leaving replica's create is still in flight (it ends in
+// AlreadyExists, not a second Job); malformed messages are quarantined with reason and
+// topic/partition/offset.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -96,7 +98,7 @@ class KafkaRunTest : public ::testing::Test {
     o.config.server = server_->url();
     o.clock = &kube_clock_;
     o.sleeper = &sleeper_;
-    o.request_timeout = 10s;
+    o.request_timeout = request_timeout_;
     o.qps = 0;
     return kube::PocoKubeClient::Open(o).value();
   }
@@ -175,6 +177,17 @@ class KafkaRunTest : public ::testing::Test {
     return done();
   }
 
+  // Replicas a_ and b_ each own some partitions, together all, and both have caught up.
+  bool Split() {
+    const auto pa = a_->source().AssignedPartitions();
+    const auto pb = b_->source().AssignedPartitions();
+    std::set<int32_t> all(pa.begin(), pa.end());
+    all.insert(pb.begin(), pb.end());
+    return !pa.empty() && !pb.empty() && all.size() == static_cast<size_t>(kPartitions) &&
+           pa.size() + pb.size() == static_cast<size_t>(kPartitions) && a_->assembly->Synced() &&
+           b_->assembly->Synced();
+  }
+
   // The replica holds every CronJob `names` in its view at the server's resourceVersion.
   bool Holds(Replica& r, const std::vector<std::string>& names) {
     for (const std::string& name : names) {
@@ -251,6 +264,7 @@ class KafkaRunTest : public ::testing::Test {
   store::testing::TempDir dir_;
   std::unique_ptr<Replica> a_;
   std::unique_ptr<Replica> b_;
+  Duration request_timeout_ = 10s;  // of the clients made after it is set
 };
 
 TEST_F(KafkaRunTest, ConsumesTheWatchTopicCreatesTheJobsAndQuarantinesMalformedMessages) {
@@ -363,16 +377,9 @@ TEST_F(KafkaRunTest, TwoReplicasSplitThePartitionsAndTheSurvivorTakesOver) {
   StartRelay();
   a_ = StartReplica(dir_.Sub("a"), "replica-a/1");
   b_ = StartReplica(dir_.Sub("b"), "replica-b/1");
-  auto split = [&] {
-    const auto pa = a_->source().AssignedPartitions();
-    const auto pb = b_->source().AssignedPartitions();
-    std::set<int32_t> all(pa.begin(), pa.end());
-    all.insert(pb.begin(), pb.end());
-    return !pa.empty() && !pb.empty() && all.size() == static_cast<size_t>(kPartitions) &&
-           pa.size() + pb.size() == static_cast<size_t>(kPartitions) && a_->assembly->Synced() &&
-           b_->assembly->Synced();
-  };
-  ASSERT_TRUE(Drive({a_.get(), b_.get()}, split, 60s)) << "the replicas never shared";
+  ASSERT_TRUE(Drive(
+      {a_.get(), b_.get()}, [&] { return Split(); }, 60s))
+      << "the replicas never shared";
   // Each CronJob is owned by exactly one replica.
   for (const auto& name : names) {
     EXPECT_NE(a_->source().OwnsKey("prod/" + name), b_->source().OwnsKey("prod/" + name)) << name;
@@ -414,6 +421,95 @@ TEST_F(KafkaRunTest, TwoReplicasSplitThePartitionsAndTheSurvivorTakesOver) {
   ASSERT_TRUE(Drive({a_.get()}, [&] { return JobsExist(names, kStart + 600); }));
   ExpectEveryJobOnce(names, {kStart + 300, kStart + 600});
   EXPECT_EQ(JobCreatesByAgent()["replica-a/1"], by_agent["replica-a/1"] + 12);
+  ExpectNoRepeatedInputs(*a_);
+}
+
+// The old owner's create is in flight when its partitions move. B's pass has recorded its
+// intent and waits on the API server for the Job create (held by the fixture before it takes
+// effect) when B shuts down: leaving the group hands B's partitions to A, which catches up and
+// creates that Job itself. B's create then goes through and is answered AlreadyExists — Job
+// names are deterministic — which B records as the outcome. One Job, not two; each ledger holds
+// what its own replica did; B acts for nothing it no longer owns.
+TEST_F(KafkaRunTest, ACreateInFlightWhenItsPartitionsMoveMakesNoSecondJob) {
+  const auto names = CreateCronJobs(0, 8);
+  StartRelay();
+  a_ = StartReplica(dir_.Sub("a"), "replica-a/1");
+  // B's client waits for its held create as long as the takeover may take (seconds, with the
+  // group's rebalances) instead of giving up and recording an unknown fate.
+  request_timeout_ = 120s;
+  b_ = StartReplica(dir_.Sub("b"), "replica-b/1");
+  ASSERT_TRUE(Drive(
+      {a_.get(), b_.get()}, [&] { return Split(); }, 60s))
+      << "the replicas never shared";
+
+  // B's passes run on a thread of their own; its first Job create waits at the server.
+  server_->HoldRequests("POST", "replica-b/");
+  clock_.AdvanceTo(Time::FromUnix(kStart + 300 + 1));
+  std::optional<Result<size_t>> b_passes;
+  std::thread b_thread([&] { b_passes.emplace(b_->controller().RunReady()); });
+  struct ReleaseAndJoin {  // however the test ends, B's thread is released and joined
+    kube::testing::FakeApiServer& server;
+    std::thread& thread;
+    ~ReleaseAndJoin() {
+      server.ReleaseHeld();
+      if (thread.joinable()) thread.join();
+    }
+  } release_and_join{*server_, b_thread};
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (server_->held_requests() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(2ms);
+  }
+  ASSERT_EQ(server_->held_requests(), 1) << "B's create never reached the server";
+  std::string held_job;
+  for (const auto& r : server_->requests()) {
+    if (r.held) held_job = model::ParseJson(r.body).value()["metadata"]["name"];
+  }
+  ASSERT_FALSE(held_job.empty());
+  ASSERT_FALSE(server_->Get(kube::BatchJobs(), "prod", held_job));
+
+  // B shuts down with the create in flight; A takes over all partitions and creates every Job.
+  b_->assembly->Stop();
+  ASSERT_TRUE(Drive(
+      {a_.get()},
+      [&] {
+        return a_->source().AssignedPartitions().size() == static_cast<size_t>(kPartitions) &&
+               a_->assembly->Synced() && JobsExist(names, kStart + 300);
+      },
+      60s))
+      << "A did not take over";
+  EXPECT_EQ(server_->held_requests(), 1);  // B's create still waits: A made the held Job itself
+  EXPECT_EQ(JobCreatesByAgent()["replica-a/1"], static_cast<int>(names.size()));
+
+  // B's create goes through now: AlreadyExists, recorded in B's ledger as the create's outcome.
+  server_->ReleaseHeld();
+  b_thread.join();
+  ASSERT_TRUE(b_passes.has_value());
+  EXPECT_TRUE(b_passes->ok()) << b_passes->status().ToString();
+  const auto creates = server_->creates(kube::BatchJobs());
+  ASSERT_TRUE(creates.count("prod/" + held_job));
+  EXPECT_EQ(creates.at("prod/" + held_job).created, 1);
+  EXPECT_EQ(creates.at("prod/" + held_job).already_exists, 1);
+  ExpectEveryJobOnce(names, {kStart + 300});
+  int b_job_posts = 0;
+  for (const auto& r : server_->requests()) {
+    b_job_posts += r.method == "POST" && r.path.find("/jobs") != std::string::npos &&
+                           r.user_agent.rfind("replica-b/", 0) == 0
+                       ? 1
+                       : 0;
+  }
+  EXPECT_EQ(b_job_posts, 1) << "B acted for CronJobs it no longer owns";
+  std::vector<model::ActionOutcome> b_creates;
+  ASSERT_TRUE(b_->ledger
+                  ->ScanInputs(1, false,
+                               [&](const store::LogRecord& rec) {
+                                 const auto* o = std::get_if<model::ActionOutcome>(&rec.input);
+                                 if (o != nullptr && o->verb == "create") b_creates.push_back(*o);
+                                 return true;
+                               })
+                  .ok());
+  ASSERT_EQ(b_creates.size(), 1u);
+  EXPECT_EQ(b_creates[0].name, held_job);
+  EXPECT_EQ(b_creates[0].result, "AlreadyExists");
   ExpectNoRepeatedInputs(*a_);
 }
 
