@@ -142,7 +142,7 @@ class KafkaRunTest : public ::testing::Test {
     k.log = kafka_testing::Quiet;
     k.batch_messages = 50;
     k.properties = {{"partition.assignment.strategy", "cooperative-sticky"},
-                    {"session.timeout.ms", "6000"},
+                    {"session.timeout.ms", "3000"},
                     {"heartbeat.interval.ms", "100"}};
     config.kafka_watch = k;
     app::RunParts parts{r->ledger.get(), r->client.get(), &sleeper_, &clock_,
