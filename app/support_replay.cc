@@ -24,8 +24,11 @@ Result<History> OpenHistory(const Flags& flags) {
   lo.path = flags.GetOr("data-dir", "./data");
   lo.create_if_missing = false;
   // Read-only (a RocksDB secondary instance): works while `cronledger run` or `ingest` holds the
-  // store, and never writes to it.
+  // store, and never writes to it. One catch-up, at open: the command reads the ledger as of its
+  // start, so its input and decision scans (two threads in `replay --verify`) see the same units
+  // and never wait for each other.
   lo.read_only = true;
+  lo.read_only_refresh = Duration::max();
   CL_ASSIGN_OR_RETURN(h.ledger, store::Ledger::Open(lo));
   h.source = std::make_unique<replay::LedgerSource>(*h.ledger);
   return h;

@@ -71,6 +71,11 @@ struct LedgerOptions {
   bool read_only = false;
   // read_only: the longest a read call serves without catching up first. Zero (the default)
   // catches up before every read call (a directory listing and the new WAL/MANIFEST tail).
+  // Duration::max(): only on Open and Refresh() — every read sees the ledger as of that
+  // catch-up, which is what a replay or an export wants (its scans see the same units).
+  // A catch-up waits for the reads in progress on other threads to end, so a thread must not
+  // wait, inside a read, for another thread's read of the same read-only ledger (two scans
+  // that feed each other) unless this is Duration::max().
   Duration read_only_refresh = Duration::zero();
   // read_only: the instance's private directory (its info log); created and removed by the
   // ledger. Default: empty = a fresh "cronledger-ro-XXXXXX" under $TMPDIR (or /tmp).

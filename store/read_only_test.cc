@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <future>
 
 #include "store/ledger.h"
 #include "store/test_util.h"
@@ -204,6 +205,41 @@ TEST(ReadOnlyLedgerTest, ReadsInsideAScanCallbackShareTheScan) {
                   .ok());
   EXPECT_EQ(seen, 2u);
   EXPECT_EQ(inner.code(), Status::Code::kFailedPrecondition);
+}
+
+// Two scans on two threads that feed each other, as replay --verify's input and decision scans
+// do: with read_only_refresh = Duration::max() no read catches up (so none waits for another
+// thread's read to end), and the reader serves the state of its last catch-up until Refresh().
+TEST(ReadOnlyLedgerTest, CatchingUpOnlyOnOpenLetsScansOnTwoThreadsWaitForEachOther) {
+  using std::chrono::seconds;
+  TempDir dir;
+  auto writer = OpenWriter(dir.path());
+  ASSERT_TRUE(writer->Commit(CronJobUnit("a", "1")).ok());
+  auto ro = OpenReadOnly(dir.path(), Duration::max());
+  ASSERT_TRUE(ro.ok()) << ro.status().ToString();
+  Ledger* reader = ro->get();
+  ASSERT_TRUE(writer->Commit(CronJobUnit("b", "2")).ok());
+
+  std::promise<void> inside, scanned;
+  std::shared_future<void> main_scanned = scanned.get_future().share();
+  size_t other_seen = 0;
+  // The other thread's scan waits, inside its callback, for this thread's scan to end.
+  std::future<Status> other = std::async(std::launch::async, [&] {
+    return reader->ScanInputs(0, false, [&](const LogRecord&) {
+      if (++other_seen == 1) inside.set_value();
+      return main_scanned.wait_for(seconds(60)) == std::future_status::ready;
+    });
+  });
+  ASSERT_EQ(inside.get_future().wait_for(seconds(60)), std::future_status::ready);
+  EXPECT_EQ(CountInputs(reader), 2u);  // "b" came after the catch-up at open
+  scanned.set_value();
+  EXPECT_TRUE(other.get().ok());
+  EXPECT_EQ(other_seen, 2u) << "the scans waited for each other";
+
+  EXPECT_TRUE(reader->GetCronJob("ns", "b").status().IsNotFound());
+  ASSERT_TRUE(reader->Refresh().ok());
+  EXPECT_TRUE(reader->GetCronJob("ns", "b").ok());
+  EXPECT_EQ(CountInputs(reader), 4u);
 }
 
 // The writer is another process, holding the RocksDB lock for the whole test.

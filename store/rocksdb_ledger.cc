@@ -441,8 +441,10 @@ RocksDbLedger::ReadScope::ReadScope(RocksDbLedger* ledger) : ledger_(ledger) {
     return;
   }
   if (HeldByThisThread(ledger)) return;
-  const int64_t interval = std::chrono::nanoseconds(ledger->options_.read_only_refresh).count();
+  const Duration refresh = ledger->options_.read_only_refresh;
+  const int64_t interval = std::chrono::nanoseconds(refresh).count();
   auto due = [&] {
+    if (refresh == Duration::max()) return false;  // only on Open and Refresh()
     return interval <= 0 || SteadyNanos() >= ledger->last_catchup_ns_.load() + interval;
   };
   if (due()) {
