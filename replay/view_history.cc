@@ -90,20 +90,21 @@ Status ViewHistory::Fold(const store::LogRecord& rec) {
   }
   const bool written = after && after->source_seq == rec.seq;
   if (ev->kind == model::ObjectKind::kCronJob) {
-    FamilyView& f = NewVersion(FamilyKey(ev->namespace_, ev->name), rec.seq);
-    f.cron_job.reset();
-    f.cron_job_seq = 0;
+    FamilyChange c;
+    c.op = FamilyChange::Op::kCronJob;
+    c.seq = rec.seq;
+    c.family = FamilyKey(ev->namespace_, ev->name);
     if (written) {
       auto cj = jobs_without_json_ ? DecodeRaw<model::CronJob>(rec, &DecodeCronJobFields)
                                    : DecodeRaw<model::CronJob>(rec, &model::DecodeCronJob);
-      f.cron_job_seq = rec.seq;
-      if (!cj.ok()) {
-        f.errors["CronJob"] = "input " + std::to_string(rec.seq) + ": " + cj.status().ToString();
-        return Status::Ok();
+      c.cron_job_seq = rec.seq;
+      if (cj.ok()) {
+        c.cron_job = std::make_shared<const model::CronJob>(std::move(*cj));
+      } else {
+        c.error = "input " + std::to_string(rec.seq) + ": " + cj.status().ToString();
       }
-      f.cron_job = std::make_shared<const model::CronJob>(std::move(*cj));
     }
-    f.errors.erase("CronJob");
+    Emit(std::move(c));
     return Status::Ok();
   }
   std::optional<store::ObjectEntry> before;
@@ -113,24 +114,68 @@ Status ViewHistory::Fold(const store::LogRecord& rec) {
   }
   if (before && !before->owner_name.empty() &&
       (!after || after->owner_name != before->owner_name)) {
-    FamilyView& old = NewVersion(FamilyKey(ev->namespace_, before->owner_name), rec.seq);
-    old.jobs.erase(ev->name);
-    old.errors.erase(ev->name);
+    FamilyChange c;
+    c.op = FamilyChange::Op::kEraseJob;
+    c.seq = rec.seq;
+    c.family = FamilyKey(ev->namespace_, before->owner_name);
+    c.job = ev->name;
+    Emit(std::move(c));
   }
   if (written && !after->owner_name.empty() &&
       (!in_scope_ || in_scope_(ev->namespace_, after->owner_name))) {
-    FamilyView& f = NewVersion(FamilyKey(ev->namespace_, after->owner_name), rec.seq);
+    FamilyChange c;
+    c.op = FamilyChange::Op::kSetJob;
+    c.seq = rec.seq;
+    c.family = FamilyKey(ev->namespace_, after->owner_name);
+    c.job = ev->name;
     auto job = jobs_without_json_ ? DecodeRaw<model::Job>(rec, &DecodeJobFields)
                                   : DecodeRaw<model::Job>(rec, &model::DecodeJob);
-    if (!job.ok()) {
-      f.errors[ev->name] = "input " + std::to_string(rec.seq) + ": " + job.status().ToString();
-      f.jobs.erase(ev->name);
-      return Status::Ok();
+    if (job.ok()) {
+      c.job_object = std::make_shared<const model::Job>(std::move(*job));
+    } else {
+      c.error = "input " + std::to_string(rec.seq) + ": " + job.status().ToString();
     }
-    f.errors.erase(ev->name);
-    f.jobs[ev->name] = {rec.seq, std::make_shared<const model::Job>(std::move(*job))};
+    Emit(std::move(c));
   }
   return Status::Ok();
+}
+
+void ViewHistory::Emit(FamilyChange&& c) {
+  if (changes_ != nullptr) {
+    changes_->push_back(std::move(c));
+    return;
+  }
+  FamilyView& f = NewVersion(c.family, c.seq);
+  ApplyFamilyChange(std::move(c), &f);
+}
+
+void ApplyFamilyChange(FamilyChange&& c, FamilyView* f) {
+  static const std::string kCronJobError = "CronJob";  // the errors key of the CronJob
+  f->seq = c.seq;
+  switch (c.op) {
+    case FamilyChange::Op::kCronJob:
+      f->cron_job = std::move(c.cron_job);
+      f->cron_job_seq = c.cron_job_seq;
+      if (c.error.empty()) {
+        f->errors.erase(kCronJobError);
+      } else {
+        f->errors[kCronJobError] = std::move(c.error);
+      }
+      return;
+    case FamilyChange::Op::kEraseJob:
+      f->jobs.erase(c.job);
+      f->errors.erase(c.job);
+      return;
+    case FamilyChange::Op::kSetJob:
+      if (c.error.empty()) {
+        f->errors.erase(c.job);
+        f->jobs[c.job] = {c.seq, std::move(c.job_object)};
+      } else {
+        f->jobs.erase(c.job);
+        f->errors[c.job] = std::move(c.error);
+      }
+      return;
+  }
 }
 
 std::shared_ptr<const FamilyView> ViewHistory::At(const std::string& key, uint64_t seq) const {
