@@ -59,7 +59,7 @@ Status Engine::OnIntent(uint64_t seq, const model::ActionIntent& i) {
   return Status::Ok();
 }
 
-Status Engine::OnOutcome(uint64_t seq, const model::ActionOutcome& o) {
+Status Engine::OnOutcome(uint64_t seq, const model::ActionOutcome& o, ReadItem* item) {
   auto tick = intent_tick_.find(o.decision_seq);
   if (tick == intent_tick_.end()) return Status::Ok();  // not a pass's outcome, or out of scope
   const uint64_t tick_seq = tick->second;
@@ -72,6 +72,11 @@ Status Engine::OnOutcome(uint64_t seq, const model::ActionOutcome& o) {
   p.outcome_seqs.push_back(seq);
   if (!p.in_scope) {
     p.outcomes.emplace_back();
+    return Status::Ok();
+  }
+  if (item != nullptr && item->outcome_decoded) {  // DecodeOutcomeFields, read ahead
+    if (!item->outcome.ok()) return item->outcome.status();
+    p.outcomes.push_back(std::move(*item->outcome));
     return Status::Ok();
   }
   if (fast_) {  // a verify-only pass reads only some of the outcome (replay/job_fields.h)
@@ -142,7 +147,7 @@ Status Engine::OnPassEnd(uint64_t seq, const model::PassEnd& e) {
   return Status::Ok();
 }
 
-Status Engine::OnInput(const store::LogRecord& rec) {
+Status Engine::OnInput(const store::LogRecord& rec, ReadItem* item) {
   ++result_.inputs_scanned;
   ++records_;
   Progress(false);
@@ -152,7 +157,7 @@ Status Engine::OnInput(const store::LogRecord& rec) {
       [&](const auto& in) -> Status {
         using T = std::decay_t<decltype(in)>;
         if constexpr (std::is_same_v<T, model::WatchEvent>) {
-          return history_.Fold(rec);
+          return history_.Fold(rec, item != nullptr ? &item->object : nullptr);
         } else if constexpr (std::is_same_v<T, model::ConfigChange>) {
           return OnConfig(in);
         } else if constexpr (std::is_same_v<T, model::Tick>) {
@@ -173,7 +178,7 @@ Status Engine::OnInput(const store::LogRecord& rec) {
         } else if constexpr (std::is_same_v<T, model::ActionIntent>) {
           return OnIntent(seq, in);
         } else if constexpr (std::is_same_v<T, model::ActionOutcome>) {
-          return OnOutcome(seq, in);
+          return OnOutcome(seq, in, item);
         } else {
           return OnPassEnd(seq, in);
         }
@@ -197,10 +202,21 @@ Result<ReplayResult> Engine::Run() {
       decider = std::thread([this] { DecideQueued(); });
     }
     Status status;
-    Status scanned = source_.ScanInputs([&](const store::LogRecord& rec) {
-      status = OnInput(rec);
-      return status.ok() && !fast_failed_ && !verifier_->failed();
-    });
+    Status scanned;
+    if (queue_) {
+      // The scan itself (and the objects' and outcomes' decode) on one more thread.
+      InputReadAhead ahead(source_, history_,
+                           /*outcomes=*/!options_.scope.cron_job && !options_.scope.selector);
+      scanned = ahead.Scan([&](ReadItem& item) {
+        status = OnInput(item.rec, &item);
+        return status.ok() && !fast_failed_ && !verifier_->failed();
+      });
+    } else {
+      scanned = source_.ScanInputs([&](const store::LogRecord& rec) {
+        status = OnInput(rec);
+        return status.ok() && !fast_failed_ && !verifier_->failed();
+      });
+    }
     if (queue_) {
       queue_->Close();
       decider.join();

@@ -70,7 +70,40 @@ FamilyView& ViewHistory::NewVersion(const std::string& key, uint64_t seq) {
   return *next;
 }
 
-Status ViewHistory::Fold(const store::LogRecord& rec) {
+DecodedObject ViewHistory::Decode(const store::LogRecord& rec) const {
+  DecodedObject d;
+  const auto* ev = std::get_if<model::WatchEvent>(&rec.input);
+  // Fold decodes the object of an ADDED or MODIFIED event (it always writes the entry) of a
+  // family in scope: the CronJob's, or the Job's controller owner's.
+  if (ev == nullptr || ev->type == model::WatchEventType::kBookmark ||
+      ev->type == model::WatchEventType::kDeleted) {
+    return d;
+  }
+  if (ev->kind == model::ObjectKind::kCronJob) {
+    if (in_scope_ && !in_scope_(ev->namespace_, ev->name)) return d;
+    auto cj = jobs_without_json_ ? DecodeRaw<model::CronJob>(rec, &DecodeCronJobFields)
+                                 : DecodeRaw<model::CronJob>(rec, &model::DecodeCronJob);
+    d.decoded = true;
+    if (cj.ok()) {
+      d.cron_job = std::make_shared<const model::CronJob>(std::move(*cj));
+    } else {
+      d.status = cj.status();
+    }
+    return d;
+  }
+  if (ev->owner_name.empty() || (in_scope_ && !in_scope_(ev->namespace_, ev->owner_name))) return d;
+  auto job = jobs_without_json_ ? DecodeRaw<model::Job>(rec, &DecodeJobFields)
+                                : DecodeRaw<model::Job>(rec, &model::DecodeJob);
+  d.decoded = true;
+  if (job.ok()) {
+    d.job = std::make_shared<const model::Job>(std::move(*job));
+  } else {
+    d.status = job.status();
+  }
+  return d;
+}
+
+Status ViewHistory::Fold(const store::LogRecord& rec, DecodedObject* decoded) {
   const auto* ev = std::get_if<model::WatchEvent>(&rec.input);
   if (ev == nullptr || ev->type == model::WatchEventType::kBookmark) return Status::Ok();
   const std::string object_key = store::view_key::Object(ev->kind, ev->namespace_, ev->name);
@@ -95,13 +128,12 @@ Status ViewHistory::Fold(const store::LogRecord& rec) {
     c.seq = rec.seq;
     c.family = FamilyKey(ev->namespace_, ev->name);
     if (written) {
-      auto cj = jobs_without_json_ ? DecodeRaw<model::CronJob>(rec, &DecodeCronJobFields)
-                                   : DecodeRaw<model::CronJob>(rec, &model::DecodeCronJob);
+      DecodedObject d = decoded != nullptr && decoded->decoded ? std::move(*decoded) : Decode(rec);
       c.cron_job_seq = rec.seq;
-      if (cj.ok()) {
-        c.cron_job = std::make_shared<const model::CronJob>(std::move(*cj));
+      if (d.cron_job) {
+        c.cron_job = std::move(d.cron_job);
       } else {
-        c.error = "input " + std::to_string(rec.seq) + ": " + cj.status().ToString();
+        c.error = "input " + std::to_string(rec.seq) + ": " + d.status.ToString();
       }
     }
     Emit(std::move(c));
@@ -128,12 +160,11 @@ Status ViewHistory::Fold(const store::LogRecord& rec) {
     c.seq = rec.seq;
     c.family = FamilyKey(ev->namespace_, after->owner_name);
     c.job = ev->name;
-    auto job = jobs_without_json_ ? DecodeRaw<model::Job>(rec, &DecodeJobFields)
-                                  : DecodeRaw<model::Job>(rec, &model::DecodeJob);
-    if (job.ok()) {
-      c.job_object = std::make_shared<const model::Job>(std::move(*job));
+    DecodedObject d = decoded != nullptr && decoded->decoded ? std::move(*decoded) : Decode(rec);
+    if (d.job) {
+      c.job_object = std::move(d.job);
     } else {
-      c.error = "input " + std::to_string(rec.seq) + ": " + job.status().ToString();
+      c.error = "input " + std::to_string(rec.seq) + ": " + d.status.ToString();
     }
     Emit(std::move(c));
   }

@@ -97,6 +97,15 @@ inline std::string FamilyKey(std::string_view ns, std::string_view name) {
   return k;
 }
 
+// The object a watch event writes into a family, decoded before the fold (on any thread): what
+// ViewHistory::Fold would decode of the record, with the same result and errors.
+struct DecodedObject {
+  bool decoded = false;  // false: the fold decodes nothing of this record
+  Status status;         // the decode's error (the object is then null)
+  std::shared_ptr<const model::CronJob> cron_job;
+  std::shared_ptr<const model::Job> job;
+};
+
 class ViewHistory {
  public:
   // Families for which `in_scope(ns, name)` is false are not tracked (null = all are).
@@ -107,7 +116,12 @@ class ViewHistory {
       : in_scope_(std::move(in_scope)), jobs_without_json_(jobs_without_json) {}
 
   // Folds a watch event record (other records are ignored). Fails only when the view fails.
-  Status Fold(const store::LogRecord& rec);
+  // With `decoded` (Decode's result for this record, possibly from another thread) its objects
+  // are taken from there, and the record's raw bytes are not read.
+  Status Fold(const store::LogRecord& rec, DecodedObject* decoded = nullptr);
+  // Decodes the object Fold(rec) would decode. Reads only what the constructor set, so it may
+  // run on another thread while this history folds.
+  DecodedObject Decode(const store::LogRecord& rec) const;
   // From now on Fold appends the family changes to `*changes` (in seq order) instead of making
   // versions: At, Latest and Trim then see none. Null goes back to making versions.
   void SendChangesTo(std::vector<FamilyChange>* changes) { changes_ = changes; }
