@@ -236,15 +236,38 @@ std::string FormatRfc3339(Time t, int offset_seconds) {
 }
 
 std::string FormatRfc3339Nano(Time t) {
-  std::string out = FormatCore(t, 0);
-  if (t.nanos() != 0) {  // ".%09d" without its trailing zeros
-    std::string frac = ".";
-    AppendPadded(&frac, t.nanos(), 9);
-    while (frac.back() == '0') frac.pop_back();
-    out += frac;
-  }
-  out.push_back('Z');
+  std::string out;
+  out.reserve(31);
+  AppendRfc3339Nano(t, &out);
   return out;
+}
+
+void AppendRfc3339Nano(Time t, std::string* out) {
+  const Civil c = CivilFromUnix(t.unix_seconds(), 0);
+  AppendPadded(out, c.year, 4);
+  out->push_back('-');
+  AppendPadded(out, c.month, 2);
+  out->push_back('-');
+  AppendPadded(out, c.day, 2);
+  out->push_back('T');
+  AppendPadded(out, c.hour, 2);
+  out->push_back(':');
+  AppendPadded(out, c.minute, 2);
+  out->push_back(':');
+  AppendPadded(out, c.second, 2);
+  if (t.nanos() != 0) {  // ".%09d" without its trailing zeros
+    char frac[10];
+    int64_t v = t.nanos();
+    for (int i = 9; i >= 1; --i) {
+      frac[i] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    }
+    frac[0] = '.';
+    size_t n = 10;
+    while (frac[n - 1] == '0') --n;
+    out->append(frac, n);
+  }
+  out->push_back('Z');
 }
 
 std::string FormatRfc1123Z(Time t, int offset_seconds) {
