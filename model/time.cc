@@ -38,13 +38,14 @@ void AppendPadded(std::string* out, int64_t v, int width) {
     out->push_back('-');
     u = 0 - u;
   }
+  // Digits from the end of buf backwards, then one append (not a push_back per digit).
   int n = 0;
   do {
-    buf[n++] = static_cast<char>('0' + u % 10);
+    buf[sizeof(buf) - 1 - n++] = static_cast<char>('0' + u % 10);
     u /= 10;
   } while (u != 0);
-  while (n < width && n < static_cast<int>(sizeof(buf))) buf[n++] = '0';
-  while (n > 0) out->push_back(buf[--n]);
+  while (n < width && n < static_cast<int>(sizeof(buf))) buf[sizeof(buf) - 1 - n++] = '0';
+  out->append(buf + sizeof(buf) - n, static_cast<size_t>(n));
 }
 
 std::string FormatCore(Time t, int offset_seconds) {

@@ -148,8 +148,8 @@ class InputReadAhead {
   Status Scan(const std::function<bool(ReadItem&)>& fn);
 
  private:
-  static constexpr size_t kBatch = 512;
-  static constexpr size_t kBatches = 8;
+  static constexpr size_t kBatch = 128;
+  static constexpr size_t kBatches = 6;
   struct Batch {
     std::vector<ReadItem> items;  // slots reused batch after batch (their strings keep capacity)
     size_t size = 0;
