@@ -59,7 +59,7 @@ Status Engine::OnIntent(uint64_t seq, const model::ActionIntent& i) {
   return Status::Ok();
 }
 
-Status Engine::OnOutcome(uint64_t seq, const model::ActionOutcome& o, ReadItem* item) {
+Status Engine::OnOutcome(uint64_t seq, const model::ActionOutcome& o) {
   auto tick = intent_tick_.find(o.decision_seq);
   if (tick == intent_tick_.end()) return Status::Ok();  // not a pass's outcome, or out of scope
   const uint64_t tick_seq = tick->second;
@@ -72,11 +72,6 @@ Status Engine::OnOutcome(uint64_t seq, const model::ActionOutcome& o, ReadItem* 
   p.outcome_seqs.push_back(seq);
   if (!p.in_scope) {
     p.outcomes.emplace_back();
-    return Status::Ok();
-  }
-  if (item != nullptr && item->outcome_decoded) {  // DecodeOutcomeFields, read ahead
-    if (!item->outcome.ok()) return item->outcome.status();
-    p.outcomes.push_back(std::move(*item->outcome));
     return Status::Ok();
   }
   if (fast_) {  // a verify-only pass reads only some of the outcome (replay/job_fields.h)
@@ -178,7 +173,7 @@ Status Engine::OnInput(const store::LogRecord& rec, ReadItem* item) {
         } else if constexpr (std::is_same_v<T, model::ActionIntent>) {
           return OnIntent(seq, in);
         } else if constexpr (std::is_same_v<T, model::ActionOutcome>) {
-          return OnOutcome(seq, in, item);
+          return OnOutcome(seq, in);
         } else {
           return OnPassEnd(seq, in);
         }
@@ -204,9 +199,8 @@ Result<ReplayResult> Engine::Run() {
     Status status;
     Status scanned;
     if (queue_) {
-      // The scan itself (and the objects' and outcomes' decode) on one more thread.
-      InputReadAhead ahead(source_, history_,
-                           /*outcomes=*/!options_.scope.cron_job && !options_.scope.selector);
+      // The scan itself (and the objects' decode) on one more thread.
+      InputReadAhead ahead(source_, history_);
       scanned = ahead.Scan([&](ReadItem& item) {
         status = OnInput(item.rec, &item);
         return status.ok() && !fast_failed_ && !verifier_->failed();

@@ -124,14 +124,11 @@ struct FamilyState {
   }
 };
 
-// An input record read ahead (InputReadAhead) with what the scanning thread would decode of it:
-// the watch event's object (the record then comes without raw bytes) and, with outcomes, the
-// outcome as a verify-only pass reads it (then without payload). Intents come without payload.
+// An input record read ahead (InputReadAhead) with the watch event's object decoded (the record
+// then comes without raw bytes). Intents come without payload (the engine does not read it).
 struct ReadItem {
   store::LogRecord rec;
   DecodedObject object;
-  bool outcome_decoded = false;
-  Result<model::ApiOutcome> outcome = model::ApiOutcome();
 };
 
 // The input scan of a verify-only replay on its own thread (the source's scan, the record
@@ -139,10 +136,9 @@ struct ReadItem {
 // Bounded: the reader waits while kBatches batches are unconsumed.
 class InputReadAhead {
  public:
-  // `history` decodes the objects (ViewHistory::Decode); `outcomes`: decode outcomes
-  // (DecodeOutcomeFields).
-  InputReadAhead(RecordSource& source, const ViewHistory& history, bool outcomes)
-      : source_(source), history_(history), outcomes_(outcomes) {}
+  // `history` decodes the objects (ViewHistory::Decode).
+  InputReadAhead(RecordSource& source, const ViewHistory& history)
+      : source_(source), history_(history) {}
   ~InputReadAhead();
   // Calls fn for every record in order until it returns false; then the source's status.
   Status Scan(const std::function<bool(ReadItem&)>& fn);
@@ -159,7 +155,6 @@ class InputReadAhead {
 
   RecordSource& source_;
   const ViewHistory& history_;
-  const bool outcomes_;
   std::thread reader_;
   std::mutex mu_;
   std::condition_variable full_cv_, free_cv_;
@@ -327,11 +322,11 @@ class Engine {
  private:
   static std::function<bool(std::string_view, std::string_view)> MakeFilter(const ReplayOptions& o);
   // engine.cc: the input scan.
-  // With `item` (a read-ahead record) its decoded object and outcome are used.
+  // With `item` (a read-ahead record) its decoded object is used.
   Status OnInput(const store::LogRecord& rec, ReadItem* item = nullptr);
   Status OnConfig(const model::ConfigChange& c);
   Status OnIntent(uint64_t seq, const model::ActionIntent& i);
-  Status OnOutcome(uint64_t seq, const model::ActionOutcome& o, ReadItem* item);
+  Status OnOutcome(uint64_t seq, const model::ActionOutcome& o);
   Status OnPassEnd(uint64_t seq, const model::PassEnd& e);
   Status Seed(const model::PassEnd& e);
   void Progress(bool done);

@@ -1,16 +1,14 @@
 // The input scan of a verify-only replay read ahead on its own thread (InputReadAhead).
 
 #include "replay/engine_internal.h"
-#include "replay/job_fields.h"
 
 namespace cronledger::replay::internal {
 namespace {
 
 // *to = from without the bytes the scanning thread does not read: a watch event's raw bytes when
-// its object is decoded, an outcome's payload when it is decoded, an intent's payload. Fields
-// are assigned one by one, so the slot's strings keep their capacity.
-void CopyRecord(const store::LogRecord& from, bool without_raw, bool without_payload,
-                store::LogRecord* to) {
+// its object is decoded, an intent's payload. Fields are assigned one by one, so the slot's
+// strings keep their capacity.
+void CopyRecord(const store::LogRecord& from, bool without_raw, store::LogRecord* to) {
   to->seq = from.seq;
   to->recorded_at = from.recorded_at;
   to->raw_pruned = from.raw_pruned;
@@ -30,21 +28,6 @@ void CopyRecord(const store::LogRecord& from, bool without_raw, bool without_pay
       t->raw.clear();
     } else {
       t->raw = ev->raw;
-    }
-  } else if (const auto* o = std::get_if<model::ActionOutcome>(&from.input)) {
-    auto* t = std::get_if<model::ActionOutcome>(&to->input);
-    if (t == nullptr) t = &to->input.emplace<model::ActionOutcome>();
-    t->time = o->time;
-    t->decision_seq = o->decision_seq;
-    t->verb = o->verb;
-    t->kind = o->kind;
-    t->namespace_ = o->namespace_;
-    t->name = o->name;
-    t->result = o->result;
-    if (without_payload) {
-      t->payload.clear();
-    } else {
-      t->payload = o->payload;
     }
   } else if (const auto* i = std::get_if<model::ActionIntent>(&from.input)) {
     auto* t = std::get_if<model::ActionIntent>(&to->input);
@@ -66,12 +49,7 @@ void CopyRecord(const store::LogRecord& from, bool without_raw, bool without_pay
 
 void InputReadAhead::Fill(const store::LogRecord& rec, ReadItem* item) const {
   item->object = history_.Decode(rec);
-  item->outcome_decoded = false;
-  if (const auto* o = std::get_if<model::ActionOutcome>(&rec.input); o != nullptr && outcomes_) {
-    item->outcome = DecodeOutcomeFields(o->payload, o->verb, o->kind);
-    item->outcome_decoded = true;
-  }
-  CopyRecord(rec, item->object.decoded, item->outcome_decoded, &item->rec);
+  CopyRecord(rec, item->object.decoded, &item->rec);
 }
 
 void InputReadAhead::Read() {
