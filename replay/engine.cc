@@ -142,7 +142,7 @@ Status Engine::OnPassEnd(uint64_t seq, const model::PassEnd& e) {
   return Status::Ok();
 }
 
-Status Engine::OnInput(const store::LogRecord& rec, ReadItem* item) {
+Status Engine::OnInput(const store::LogRecord& rec) {
   ++result_.inputs_scanned;
   ++records_;
   Progress(false);
@@ -152,7 +152,7 @@ Status Engine::OnInput(const store::LogRecord& rec, ReadItem* item) {
       [&](const auto& in) -> Status {
         using T = std::decay_t<decltype(in)>;
         if constexpr (std::is_same_v<T, model::WatchEvent>) {
-          return history_.Fold(rec, item != nullptr ? &item->object : nullptr);
+          return history_.Fold(rec);
         } else if constexpr (std::is_same_v<T, model::ConfigChange>) {
           return OnConfig(in);
         } else if constexpr (std::is_same_v<T, model::Tick>) {
@@ -197,20 +197,10 @@ Result<ReplayResult> Engine::Run() {
       decider = std::thread([this] { DecideQueued(); });
     }
     Status status;
-    Status scanned;
-    if (queue_) {
-      // The scan itself (and the objects' decode) on one more thread.
-      InputReadAhead ahead(source_, history_);
-      scanned = ahead.Scan([&](ReadItem& item) {
-        status = OnInput(item.rec, &item);
-        return status.ok() && !fast_failed_ && !verifier_->failed();
-      });
-    } else {
-      scanned = source_.ScanInputs([&](const store::LogRecord& rec) {
-        status = OnInput(rec);
-        return status.ok() && !fast_failed_ && !verifier_->failed();
-      });
-    }
+    Status scanned = source_.ScanInputs([&](const store::LogRecord& rec) {
+      status = OnInput(rec);
+      return status.ok() && !fast_failed_ && !verifier_->failed();
+    });
     if (queue_) {
       queue_->Close();
       decider.join();

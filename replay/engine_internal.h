@@ -124,46 +124,6 @@ struct FamilyState {
   }
 };
 
-// An input record read ahead (InputReadAhead) with the watch event's object decoded (the record
-// then comes without raw bytes). Intents come without payload (the engine does not read it).
-struct ReadItem {
-  store::LogRecord rec;
-  DecodedObject object;
-};
-
-// The input scan of a verify-only replay on its own thread (the source's scan, the record
-// decode and the objects' decode), handed to the scanning thread in batches, in log order.
-// Bounded: the reader waits while kBatches batches are unconsumed.
-class InputReadAhead {
- public:
-  // `history` decodes the objects (ViewHistory::Decode).
-  InputReadAhead(RecordSource& source, const ViewHistory& history)
-      : source_(source), history_(history) {}
-  ~InputReadAhead();
-  // Calls fn for every record in order until it returns false; then the source's status.
-  Status Scan(const std::function<bool(ReadItem&)>& fn);
-
- private:
-  static constexpr size_t kBatch = 128;
-  static constexpr size_t kBatches = 6;
-  struct Batch {
-    std::vector<ReadItem> items;  // slots reused batch after batch (their strings keep capacity)
-    size_t size = 0;
-  };
-  void Read();  // the reader thread
-  void Fill(const store::LogRecord& rec, ReadItem* item) const;
-
-  RecordSource& source_;
-  const ViewHistory& history_;
-  std::thread reader_;
-  std::mutex mu_;
-  std::condition_variable full_cv_, free_cv_;
-  std::deque<std::unique_ptr<Batch>> full_, free_;
-  bool done_ = false;     // the reader has published its last batch
-  bool stopped_ = false;  // the consumer stopped
-  Status status_;         // the source's (set before done_)
-};
-
 // The passes of a verify-only replay (no observer, no what-if) are decided on a second thread
 // while the scan goes on. One thread takes them in the order the scan pushed them (log order),
 // so every result is what the sequential replay computes, whatever the timing.
@@ -322,8 +282,7 @@ class Engine {
  private:
   static std::function<bool(std::string_view, std::string_view)> MakeFilter(const ReplayOptions& o);
   // engine.cc: the input scan.
-  // With `item` (a read-ahead record) its decoded object is used.
-  Status OnInput(const store::LogRecord& rec, ReadItem* item = nullptr);
+  Status OnInput(const store::LogRecord& rec);
   Status OnConfig(const model::ConfigChange& c);
   Status OnIntent(uint64_t seq, const model::ActionIntent& i);
   Status OnOutcome(uint64_t seq, const model::ActionOutcome& o);

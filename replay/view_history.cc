@@ -103,7 +103,7 @@ DecodedObject ViewHistory::Decode(const store::LogRecord& rec) const {
   return d;
 }
 
-Status ViewHistory::Fold(const store::LogRecord& rec, DecodedObject* decoded) {
+Status ViewHistory::Fold(const store::LogRecord& rec) {
   const auto* ev = std::get_if<model::WatchEvent>(&rec.input);
   if (ev == nullptr || ev->type == model::WatchEventType::kBookmark) return Status::Ok();
   const std::string object_key = store::view_key::Object(ev->kind, ev->namespace_, ev->name);
@@ -128,7 +128,7 @@ Status ViewHistory::Fold(const store::LogRecord& rec, DecodedObject* decoded) {
     c.seq = rec.seq;
     c.family = FamilyKey(ev->namespace_, ev->name);
     if (written) {
-      DecodedObject d = decoded != nullptr && decoded->decoded ? std::move(*decoded) : Decode(rec);
+      DecodedObject d = Decode(rec);
       c.cron_job_seq = rec.seq;
       if (d.cron_job) {
         c.cron_job = std::move(d.cron_job);
@@ -160,7 +160,7 @@ Status ViewHistory::Fold(const store::LogRecord& rec, DecodedObject* decoded) {
     c.seq = rec.seq;
     c.family = FamilyKey(ev->namespace_, after->owner_name);
     c.job = ev->name;
-    DecodedObject d = decoded != nullptr && decoded->decoded ? std::move(*decoded) : Decode(rec);
+    DecodedObject d = Decode(rec);
     if (d.job) {
       c.job_object = std::move(d.job);
     } else {

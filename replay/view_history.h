@@ -97,8 +97,7 @@ inline std::string FamilyKey(std::string_view ns, std::string_view name) {
   return k;
 }
 
-// The object a watch event writes into a family, decoded before the fold (on any thread): what
-// ViewHistory::Fold would decode of the record, with the same result and errors.
+// The object a watch event writes into a family, as ViewHistory::Fold decodes it.
 struct DecodedObject {
   bool decoded = false;  // false: the fold decodes nothing of this record
   Status status;         // the decode's error (the object is then null)
@@ -116,11 +115,9 @@ class ViewHistory {
       : in_scope_(std::move(in_scope)), jobs_without_json_(jobs_without_json) {}
 
   // Folds a watch event record (other records are ignored). Fails only when the view fails.
-  // With `decoded` (Decode's result for this record, possibly from another thread) its objects
-  // are taken from there, and the record's raw bytes are not read.
-  Status Fold(const store::LogRecord& rec, DecodedObject* decoded = nullptr);
-  // Decodes the object Fold(rec) would decode. Reads only what the constructor set, so it may
-  // run on another thread while this history folds.
+  Status Fold(const store::LogRecord& rec);
+  // Decodes the object Fold(rec) decodes (the CronJob, or the Job of a controller owner in
+  // scope, of an ADDED or MODIFIED event). Reads only what the constructor set.
   DecodedObject Decode(const store::LogRecord& rec) const;
   // From now on Fold appends the family changes to `*changes` (in seq order) instead of making
   // versions: At, Latest and Trim then see none. Null goes back to making versions.
