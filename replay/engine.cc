@@ -193,7 +193,8 @@ Result<ReplayResult> Engine::Run() {
       queue_ = std::make_unique<PassQueue>();
       // A label selector reads the latest version of a family at each Tick: versions are kept.
       changes_mode_ = !options_.scope.selector;
-      if (changes_mode_) history_.SendChangesTo(&changes_);
+      // The objects are decoded on the deciding thread (the scanning thread is the busier one).
+      if (changes_mode_) history_.SendChangesTo(&changes_, /*defer_decode=*/true);
       decider = std::thread([this] { DecideQueued(); });
     }
     Status status;

@@ -110,12 +110,14 @@ struct FamilyState {
   bool any = false;      // a change was applied (else the family had no version yet)
   uint64_t applied = 0;  // the seq of the last change applied
   std::deque<FamilyChange> pending;
-  // Applies the pending changes up to `seq`. False when a change after `seq` was already applied
-  // (a pass reading an older view than a previous one: the versions are gone).
-  bool AdvanceTo(uint64_t seq) {
+  // Applies the pending changes up to `seq`, decoding their objects with `history` (the changes
+  // come with the decode deferred). False when a change after `seq` was already applied (a pass
+  // reading an older view than a previous one: the versions are gone).
+  bool AdvanceTo(uint64_t seq, const ViewHistory& history) {
     if (applied > seq) return false;
     while (!pending.empty() && pending.front().seq <= seq) {
       applied = pending.front().seq;
+      history.DecodeDeferred(&pending.front());
       ApplyFamilyChange(std::move(pending.front()), &view);
       pending.pop_front();
       any = true;
@@ -332,8 +334,9 @@ class Engine {
   // handed to the next one (PassTask::released).
   std::vector<std::shared_ptr<const FamilyView>> released_;
   // Passes decided on the second thread without a label selector: the view is not versioned on
-  // the scanning thread; Fold's changes go into changes_ and with the next task to the deciding
-  // thread, which keeps each family in families_ (its own, until it is joined).
+  // the scanning thread; Fold's changes go into changes_ (objects not decoded yet) and with the
+  // next task to the deciding thread, which decodes them and keeps each family in families_ (its
+  // own, until it is joined).
   bool changes_mode_ = false;
   std::vector<FamilyChange> changes_;
   std::unordered_map<std::string, FamilyState> families_;

@@ -212,11 +212,11 @@ void Engine::DecideQueued() {
       if (t.seed) {
         chain_[t.key] = std::move(t.chain);
       } else if (t.trim) {
-        if (!families_[t.key].AdvanceTo(t.end.view_seq)) fast_failed_ = true;
+        if (!families_[t.key].AdvanceTo(t.end.view_seq, history_)) fast_failed_ = true;
       } else if (changes_mode_) {
         FamilyState& f = families_[t.key];
         // A pass reading an older view than the family's previous pass: the full replay decides.
-        if (!f.AdvanceTo(t.end.view_seq)) fast_failed_ = true;
+        if (!f.AdvanceTo(t.end.view_seq, history_)) fast_failed_ = true;
         if (fast_failed_) continue;
         DecidePass(t.tick_seq, t.pass, t.end, f.any ? &f.view : nullptr);
       } else {

@@ -9,23 +9,45 @@
 namespace cronledger::replay {
 namespace {
 
-Status Pruned(const store::LogRecord& rec) {
-  return Status::FailedPrecondition("raw bytes of input " + std::to_string(rec.seq) +
+Status Pruned(uint64_t seq) {
+  return Status::FailedPrecondition("raw bytes of input " + std::to_string(seq) +
                                     " were removed by retention");
 }
 
 template <typename T>
-Result<T> DecodeRaw(const store::LogRecord& rec, Result<T> (*decode)(const model::Json&)) {
-  if (rec.raw_pruned) return Pruned(rec);
-  const auto& ev = std::get<model::WatchEvent>(rec.input);
-  CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(ev.raw));
+Result<T> DecodeRaw(uint64_t seq, bool pruned, std::string_view raw,
+                    Result<T> (*decode)(const model::Json&)) {
+  if (pruned) return Pruned(seq);
+  CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(raw));
   return decode(j);
 }
 
 template <typename T>
-Result<T> DecodeRaw(const store::LogRecord& rec, Result<T> (*decode)(std::string_view)) {
-  if (rec.raw_pruned) return Pruned(rec);
-  return decode(std::get<model::WatchEvent>(rec.input).raw);
+Result<T> DecodeRaw(uint64_t seq, bool pruned, std::string_view raw,
+                    Result<T> (*decode)(std::string_view)) {
+  if (pruned) return Pruned(seq);
+  return decode(raw);
+}
+
+// Decodes the object of `c` (kCronJob or kSetJob) from `raw` into it: the object, or the error.
+void DecodeInto(bool without_json, bool pruned, std::string_view raw, FamilyChange* c) {
+  if (c->op == FamilyChange::Op::kCronJob) {
+    auto cj = without_json ? DecodeRaw<model::CronJob>(c->seq, pruned, raw, &DecodeCronJobFields)
+                           : DecodeRaw<model::CronJob>(c->seq, pruned, raw, &model::DecodeCronJob);
+    if (cj.ok()) {
+      c->cron_job = std::make_shared<const model::CronJob>(std::move(*cj));
+    } else {
+      c->error = "input " + std::to_string(c->seq) + ": " + cj.status().ToString();
+    }
+    return;
+  }
+  auto job = without_json ? DecodeRaw<model::Job>(c->seq, pruned, raw, &DecodeJobFields)
+                          : DecodeRaw<model::Job>(c->seq, pruned, raw, &model::DecodeJob);
+  if (job.ok()) {
+    c->job_object = std::make_shared<const model::Job>(std::move(*job));
+  } else {
+    c->error = "input " + std::to_string(c->seq) + ": " + job.status().ToString();
+  }
 }
 
 }  // namespace
@@ -70,37 +92,12 @@ FamilyView& ViewHistory::NewVersion(const std::string& key, uint64_t seq) {
   return *next;
 }
 
-DecodedObject ViewHistory::Decode(const store::LogRecord& rec) const {
-  DecodedObject d;
-  const auto* ev = std::get_if<model::WatchEvent>(&rec.input);
-  // Fold decodes the object of an ADDED or MODIFIED event (it always writes the entry) of a
-  // family in scope: the CronJob's, or the Job's controller owner's.
-  if (ev == nullptr || ev->type == model::WatchEventType::kBookmark ||
-      ev->type == model::WatchEventType::kDeleted) {
-    return d;
-  }
-  if (ev->kind == model::ObjectKind::kCronJob) {
-    if (in_scope_ && !in_scope_(ev->namespace_, ev->name)) return d;
-    auto cj = jobs_without_json_ ? DecodeRaw<model::CronJob>(rec, &DecodeCronJobFields)
-                                 : DecodeRaw<model::CronJob>(rec, &model::DecodeCronJob);
-    d.decoded = true;
-    if (cj.ok()) {
-      d.cron_job = std::make_shared<const model::CronJob>(std::move(*cj));
-    } else {
-      d.status = cj.status();
-    }
-    return d;
-  }
-  if (ev->owner_name.empty() || (in_scope_ && !in_scope_(ev->namespace_, ev->owner_name))) return d;
-  auto job = jobs_without_json_ ? DecodeRaw<model::Job>(rec, &DecodeJobFields)
-                                : DecodeRaw<model::Job>(rec, &model::DecodeJob);
-  d.decoded = true;
-  if (job.ok()) {
-    d.job = std::make_shared<const model::Job>(std::move(*job));
-  } else {
-    d.status = job.status();
-  }
-  return d;
+void ViewHistory::DecodeDeferred(FamilyChange* c) const {
+  if (!c->deferred) return;
+  DecodeInto(jobs_without_json_, c->raw_pruned, c->raw, c);
+  c->deferred = false;
+  c->raw_pruned = false;
+  c->raw = std::string();
 }
 
 Status ViewHistory::Fold(const store::LogRecord& rec) {
@@ -128,13 +125,8 @@ Status ViewHistory::Fold(const store::LogRecord& rec) {
     c.seq = rec.seq;
     c.family = FamilyKey(ev->namespace_, ev->name);
     if (written) {
-      DecodedObject d = Decode(rec);
       c.cron_job_seq = rec.seq;
-      if (d.cron_job) {
-        c.cron_job = std::move(d.cron_job);
-      } else {
-        c.error = "input " + std::to_string(rec.seq) + ": " + d.status.ToString();
-      }
+      DecodeOrDefer(rec, &c);
     }
     Emit(std::move(c));
     return Status::Ok();
@@ -160,15 +152,21 @@ Status ViewHistory::Fold(const store::LogRecord& rec) {
     c.seq = rec.seq;
     c.family = FamilyKey(ev->namespace_, after->owner_name);
     c.job = ev->name;
-    DecodedObject d = Decode(rec);
-    if (d.job) {
-      c.job_object = std::move(d.job);
-    } else {
-      c.error = "input " + std::to_string(rec.seq) + ": " + d.status.ToString();
-    }
+    DecodeOrDefer(rec, &c);
     Emit(std::move(c));
   }
   return Status::Ok();
+}
+
+void ViewHistory::DecodeOrDefer(const store::LogRecord& rec, FamilyChange* c) const {
+  const auto& ev = std::get<model::WatchEvent>(rec.input);
+  if (changes_ != nullptr && defer_decode_) {
+    c->deferred = true;
+    c->raw_pruned = rec.raw_pruned;
+    if (!rec.raw_pruned) c->raw = ev.raw;
+    return;
+  }
+  DecodeInto(jobs_without_json_, rec.raw_pruned, ev.raw, c);
 }
 
 void ViewHistory::Emit(FamilyChange&& c) {
@@ -181,6 +179,7 @@ void ViewHistory::Emit(FamilyChange&& c) {
 }
 
 void ApplyFamilyChange(FamilyChange&& c, FamilyView* f) {
+  CL_CHECK(!c.deferred);                               // DecodeDeferred first
   static const std::string kCronJobError = "CronJob";  // the errors key of the CronJob
   f->seq = c.seq;
   switch (c.op) {

@@ -84,6 +84,12 @@ struct FamilyChange {
   uint64_t cron_job_seq = 0;  // kCronJob: the input that wrote it (0: none)
   std::shared_ptr<const model::Job> job_object;
   std::string error;  // non-empty: why the object could not be decoded
+  // Changes sent with a deferred decode (ViewHistory::SendChangesTo): the object is not decoded
+  // yet; `raw` and `raw_pruned` are the record's, and ViewHistory::DecodeDeferred decodes them
+  // into cron_job / job_object / error. ApplyFamilyChange takes decoded changes only.
+  bool deferred = false;
+  bool raw_pruned = false;
+  std::string raw;
 };
 
 // Applies `c` to `f` (moving its objects out of `c`); f->seq becomes c.seq.
@@ -97,14 +103,6 @@ inline std::string FamilyKey(std::string_view ns, std::string_view name) {
   return k;
 }
 
-// The object a watch event writes into a family, as ViewHistory::Fold decodes it.
-struct DecodedObject {
-  bool decoded = false;  // false: the fold decodes nothing of this record
-  Status status;         // the decode's error (the object is then null)
-  std::shared_ptr<const model::CronJob> cron_job;
-  std::shared_ptr<const model::Job> job;
-};
-
 class ViewHistory {
  public:
   // Families for which `in_scope(ns, name)` is false are not tracked (null = all are).
@@ -116,12 +114,18 @@ class ViewHistory {
 
   // Folds a watch event record (other records are ignored). Fails only when the view fails.
   Status Fold(const store::LogRecord& rec);
-  // Decodes the object Fold(rec) decodes (the CronJob, or the Job of a controller owner in
-  // scope, of an ADDED or MODIFIED event). Reads only what the constructor set.
-  DecodedObject Decode(const store::LogRecord& rec) const;
   // From now on Fold appends the family changes to `*changes` (in seq order) instead of making
-  // versions: At, Latest and Trim then see none. Null goes back to making versions.
-  void SendChangesTo(std::vector<FamilyChange>* changes) { changes_ = changes; }
+  // versions: At, Latest and Trim then see none. Null goes back to making versions. With
+  // `defer_decode` the changes carry the objects' raw bytes instead of the decoded objects
+  // (DecodeDeferred decodes them, e.g. on the thread that applies the changes).
+  void SendChangesTo(std::vector<FamilyChange>* changes, bool defer_decode = false) {
+    changes_ = changes;
+    defer_decode_ = defer_decode;
+  }
+  // Decodes a deferred change's object as Fold decodes it when not deferring (same objects, same
+  // error texts) and clears `deferred`. Reads only what the constructor set, so it may run on
+  // another thread while this history folds.
+  void DecodeDeferred(FamilyChange* c) const;
   // The family as of input seq `seq` (the latest version at or before it); null when the family
   // had no version by then.
   std::shared_ptr<const FamilyView> At(const std::string& key, uint64_t seq) const;
@@ -137,12 +141,15 @@ class ViewHistory {
   FamilyView& NewVersion(const std::string& key, uint64_t seq);
   // A change Fold derived: applied to a new version, or appended to changes_.
   void Emit(FamilyChange&& c);
+  // The object of a kCronJob / kSetJob change, decoded from the record (or deferred).
+  void DecodeOrDefer(const store::LogRecord& rec, FamilyChange* c) const;
 
   std::function<bool(std::string_view, std::string_view)> in_scope_;
   bool jobs_without_json_ = false;
   store::FlatViewStore view_;
   std::string before_bytes_, after_bytes_;  // Fold's reused buffers
   std::vector<FamilyChange>* changes_ = nullptr;
+  bool defer_decode_ = false;
   std::unordered_map<std::string, std::deque<std::shared_ptr<FamilyView>>> versions_;
 };
 
