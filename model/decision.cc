@@ -64,7 +64,63 @@ void AppendInt(Int v, std::string* out) {
   out->append(buf, r.ptr);
 }
 
-void AppendTime(Time t, std::string* out) { AppendString(FormatRfc3339Nano(t), out); }
+// An embedded Json value (the job object, the status) as DumpJson writes it: objects (keys in
+// the std::map's byte order), arrays, plain strings, integers, booleans and null written here,
+// the same text nlohmann's compact serializer writes for them; strings that need escaping,
+// doubles and anything else go through AppendJsonValue (the serializer itself).
+void AppendJsonTree(const Json& j, std::string* out) {
+  switch (j.type()) {
+    case Json::value_t::object: {
+      out->push_back('{');
+      bool first = true;
+      for (const auto& [key, value] : j.get_ref<const Json::object_t&>()) {
+        if (!first) out->push_back(',');
+        first = false;
+        AppendString(key, out);
+        out->push_back(':');
+        AppendJsonTree(value, out);
+      }
+      out->push_back('}');
+      return;
+    }
+    case Json::value_t::array: {
+      out->push_back('[');
+      bool first = true;
+      for (const Json& value : j.get_ref<const Json::array_t&>()) {
+        if (!first) out->push_back(',');
+        first = false;
+        AppendJsonTree(value, out);
+      }
+      out->push_back(']');
+      return;
+    }
+    case Json::value_t::string:
+      AppendString(j.get_ref<const std::string&>(), out);
+      return;
+    case Json::value_t::number_integer:
+      AppendInt(j.get<int64_t>(), out);
+      return;
+    case Json::value_t::number_unsigned:
+      AppendInt(j.get<uint64_t>(), out);
+      return;
+    case Json::value_t::boolean:
+      out->append(j.get<bool>() ? "true" : "false");
+      return;
+    case Json::value_t::null:
+      out->append("null");
+      return;
+    default:  // doubles, binary, discarded
+      AppendJsonValue(j, out);
+      return;
+  }
+}
+
+// RFC 3339 text is plain ASCII: no escaping to look for.
+void AppendTime(Time t, std::string* out) {
+  out->push_back('"');
+  AppendRfc3339Nano(t, out);
+  out->push_back('"');
+}
 
 void AppendOptTime(const std::optional<Time>& t, std::string* out) {
   if (t) {
@@ -217,7 +273,7 @@ void AppendCanonicalDecisionBytes(const Decision& d, std::string* out) {
     }
     if (!d.job_object.is_null()) {
       out->append(d.job_name ? ",\"object\":" : "\"object\":");
-      AppendJsonValue(d.job_object, out);
+      AppendJsonTree(d.job_object, out);
     }
     out->push_back('}');
   }
@@ -265,7 +321,7 @@ void AppendCanonicalDecisionBytes(const Decision& d, std::string* out) {
   AppendInt(d.seq, out);
   if (!d.status.is_null()) {
     out->append(",\"status\":");
-    AppendJsonValue(d.status, out);
+    AppendJsonTree(d.status, out);
   }
   out->append(",\"time\":");
   AppendTime(d.time, out);

@@ -170,8 +170,10 @@ enum DecisionFlag : uint64_t {
 };
 
 void PutJson(const Json& j, RecordWriter* w) {
-  std::vector<uint8_t> cbor = Json::to_cbor(j);
-  w->Bytes(std::string_view(reinterpret_cast<const char*>(cbor.data()), cbor.size()));
+  thread_local std::string cbor;  // reused: no allocation per member once it has grown
+  cbor.clear();
+  Json::to_cbor(j, nlohmann::detail::output_adapter<char, std::string>(cbor));
+  w->Bytes(cbor);
 }
 
 bool GetJson(RecordReader* r, Json* out) {

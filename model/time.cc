@@ -38,13 +38,14 @@ void AppendPadded(std::string* out, int64_t v, int width) {
     out->push_back('-');
     u = 0 - u;
   }
+  // Digits from the end of buf backwards, then one append (not a push_back per digit).
   int n = 0;
   do {
-    buf[n++] = static_cast<char>('0' + u % 10);
+    buf[sizeof(buf) - 1 - n++] = static_cast<char>('0' + u % 10);
     u /= 10;
   } while (u != 0);
-  while (n < width && n < static_cast<int>(sizeof(buf))) buf[n++] = '0';
-  while (n > 0) out->push_back(buf[--n]);
+  while (n < width && n < static_cast<int>(sizeof(buf))) buf[sizeof(buf) - 1 - n++] = '0';
+  out->append(buf + sizeof(buf) - n, static_cast<size_t>(n));
 }
 
 std::string FormatCore(Time t, int offset_seconds) {
@@ -236,15 +237,38 @@ std::string FormatRfc3339(Time t, int offset_seconds) {
 }
 
 std::string FormatRfc3339Nano(Time t) {
-  std::string out = FormatCore(t, 0);
-  if (t.nanos() != 0) {  // ".%09d" without its trailing zeros
-    std::string frac = ".";
-    AppendPadded(&frac, t.nanos(), 9);
-    while (frac.back() == '0') frac.pop_back();
-    out += frac;
-  }
-  out.push_back('Z');
+  std::string out;
+  out.reserve(31);
+  AppendRfc3339Nano(t, &out);
   return out;
+}
+
+void AppendRfc3339Nano(Time t, std::string* out) {
+  const Civil c = CivilFromUnix(t.unix_seconds(), 0);
+  AppendPadded(out, c.year, 4);
+  out->push_back('-');
+  AppendPadded(out, c.month, 2);
+  out->push_back('-');
+  AppendPadded(out, c.day, 2);
+  out->push_back('T');
+  AppendPadded(out, c.hour, 2);
+  out->push_back(':');
+  AppendPadded(out, c.minute, 2);
+  out->push_back(':');
+  AppendPadded(out, c.second, 2);
+  if (t.nanos() != 0) {  // ".%09d" without its trailing zeros
+    char frac[10];
+    int64_t v = t.nanos();
+    for (int i = 9; i >= 1; --i) {
+      frac[i] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    }
+    frac[0] = '.';
+    size_t n = 10;
+    while (frac[n - 1] == '0') --n;
+    out->append(frac, n);
+  }
+  out->push_back('Z');
 }
 
 std::string FormatRfc1123Z(Time t, int offset_seconds) {

@@ -87,6 +87,8 @@ std::string FormatRfc3339(Time t);
 std::string FormatRfc3339(Time t, int offset_seconds);
 // Go's RFC3339Nano in UTC: fraction printed with trailing zeros removed, omitted when zero.
 std::string FormatRfc3339Nano(Time t);
+// The same appended to `*out`.
+void AppendRfc3339Nano(Time t, std::string* out);
 // Go's RFC1123Z at a UTC offset: "Thu, 19 May 2016 10:00:00 +0000".
 std::string FormatRfc1123Z(Time t, int offset_seconds = 0);
 

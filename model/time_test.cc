@@ -57,6 +57,9 @@ TEST(Rfc3339, FormatsWithOffsetsAndNanos) {
   EXPECT_EQ(FormatRfc3339(t, 5 * 3600 + 45 * 60), "2016-05-19T15:45:00+05:45");
   EXPECT_EQ(FormatRfc3339Nano(t), "2016-05-19T10:00:00.12Z");
   EXPECT_EQ(FormatRfc3339Nano(t.TruncateToSecond()), "2016-05-19T10:00:00Z");
+  std::string appended = "at ";
+  AppendRfc3339Nano(t, &appended);
+  EXPECT_EQ(appended, "at 2016-05-19T10:00:00.12Z");
   EXPECT_EQ(FormatRfc1123Z(t), "Thu, 19 May 2016 10:00:00 +0000");
   EXPECT_EQ(FormatRfc1123Z(t, -7 * 3600), "Thu, 19 May 2016 03:00:00 -0700");
 }

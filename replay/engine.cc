@@ -96,6 +96,8 @@ Status Engine::Seed(const model::PassEnd& e) {
     t.key = FamilyKey(e.namespace_, e.name);
     t.seed = true;
     t.chain = std::move(c);
+    t.changes = std::move(changes_);
+    changes_.clear();
     queue_->Push(std::move(t));
   } else {
     chain_[FamilyKey(e.namespace_, e.name)] = std::move(c);
@@ -112,6 +114,21 @@ Status Engine::OnPassEnd(uint64_t seq, const model::PassEnd& e) {
     return Status::Corruption("replay: pass end " + std::to_string(seq) + " counts " +
                               std::to_string(e.calls) + " calls, the log has " +
                               std::to_string(p.outcomes.size()) + " outcomes");
+  }
+  if (changes_mode_) {  // no versions: the deciding thread applies the changes
+    if (!p.in_scope) {
+      PassTask t;
+      t.key = FamilyKey(e.namespace_, e.name);
+      t.trim = true;
+      t.end.view_seq = e.view_seq;
+      t.changes = std::move(changes_);
+      changes_.clear();
+      queue_->Push(std::move(t));
+      return Seed(e);
+    }
+    replayed_ticks_.Insert(e.tick_seq);
+    ReplayPass(e.tick_seq, p, e);
+    return Status::Ok();
   }
   const std::string key = FamilyKey(e.namespace_, e.name);
   auto* released = queue_ ? &released_ : nullptr;
@@ -174,6 +191,10 @@ Result<ReplayResult> Engine::Run() {
     std::thread decider;
     if (options_.decide_on_second_thread) {
       queue_ = std::make_unique<PassQueue>();
+      // A label selector reads the latest version of a family at each Tick: versions are kept.
+      changes_mode_ = !options_.scope.selector;
+      // The objects are decoded on the deciding thread (the scanning thread is the busier one).
+      if (changes_mode_) history_.SendChangesTo(&changes_, /*defer_decode=*/true);
       decider = std::thread([this] { DecideQueued(); });
     }
     Status status;

@@ -87,14 +87,43 @@ struct CachedInput {
 struct PassTask {
   std::string key;  // "ns/name"
   bool seed = false;
+  // A pass that is not replayed (with changes): the family's changes up to end.view_seq can be
+  // applied (what ViewHistory::Trim forgets otherwise).
+  bool trim = false;
   ChainEntry chain;  // seed: the chain entry to set
   uint64_t tick_seq = 0;
   OpenPass pass;
   model::PassEnd end;                      // only what DecidePass reads: view_seq and accounting
-  std::shared_ptr<const FamilyView> view;  // null: the family had no version yet
+  std::shared_ptr<const FamilyView> view;  // null: the family had no version yet (or changes)
   // View versions the scan trimmed: freed by the deciding thread after the pass, so that the
   // scanning thread does not spend its time freeing objects.
   std::vector<std::shared_ptr<const FamilyView>> released;
+  // With changes (Engine::changes_): the family changes folded since the previous task, in seq
+  // order; the deciding thread applies each family's to its own FamilyView (FamilyState).
+  std::vector<FamilyChange> changes;
+};
+
+// A family as the deciding thread of a replay with changes holds it: its FamilyView, brought up
+// to a pass's view_seq by applying the changes queued for it, in seq order.
+struct FamilyState {
+  FamilyView view;
+  bool any = false;      // a change was applied (else the family had no version yet)
+  uint64_t applied = 0;  // the seq of the last change applied
+  std::deque<FamilyChange> pending;
+  // Applies the pending changes up to `seq`, decoding their objects with `history` (the changes
+  // come with the decode deferred). False when a change after `seq` was already applied (a pass
+  // reading an older view than a previous one: the versions are gone).
+  bool AdvanceTo(uint64_t seq, const ViewHistory& history) {
+    if (applied > seq) return false;
+    while (!pending.empty() && pending.front().seq <= seq) {
+      applied = pending.front().seq;
+      history.DecodeDeferred(&pending.front());
+      ApplyFamilyChange(std::move(pending.front()), &view);
+      pending.pop_front();
+      any = true;
+    }
+    return true;
+  }
 };
 
 // The passes of a verify-only replay (no observer, no what-if) are decided on a second thread
@@ -304,6 +333,13 @@ class Engine {
   // With passes decided on the second thread: versions trimmed since the last queued pass,
   // handed to the next one (PassTask::released).
   std::vector<std::shared_ptr<const FamilyView>> released_;
+  // Passes decided on the second thread without a label selector: the view is not versioned on
+  // the scanning thread; Fold's changes go into changes_ (objects not decoded yet) and with the
+  // next task to the deciding thread, which decodes them and keeps each family in families_ (its
+  // own, until it is joined).
+  bool changes_mode_ = false;
+  std::vector<FamilyChange> changes_;
+  std::unordered_map<std::string, FamilyState> families_;
   bool history_cleanup_ = true;
   std::map<uint64_t, OpenPass> open_;                    // by tick seq
   std::unordered_map<uint64_t, uint64_t> intent_tick_;   // unanswered intent seq -> tick seq

@@ -179,7 +179,6 @@ void Engine::RunPass(PassSummary summary, const FamilyView& view, OpenPass& p,
 void Engine::ReplayPass(uint64_t tick_seq, OpenPass& p, const model::PassEnd& e) {
   std::string key = FamilyKey(e.namespace_, e.name);
   if (options_.what_if.no_downtime) Synthesize(key, p.tick.now, p);
-  auto view = history_.At(key, e.view_seq);
   if (queue_) {
     PassTask t;
     t.key = std::move(key);
@@ -187,12 +186,18 @@ void Engine::ReplayPass(uint64_t tick_seq, OpenPass& p, const model::PassEnd& e)
     t.pass = std::move(p);
     t.end.view_seq = e.view_seq;  // what DecidePass reads (the other fields are not copied)
     t.end.accounting = e.accounting;
-    t.view = std::move(view);
-    t.released = std::move(released_);
-    released_.clear();
+    if (changes_mode_) {
+      t.changes = std::move(changes_);
+      changes_.clear();
+    } else {
+      t.view = history_.At(t.key, e.view_seq);
+      t.released = std::move(released_);
+      released_.clear();
+    }
     queue_->Push(std::move(t));
     return;
   }
+  auto view = history_.At(key, e.view_seq);
   DecidePass(tick_seq, p, e, view.get());
 }
 
@@ -200,8 +205,20 @@ void Engine::DecideQueued() {
   std::vector<PassTask> batch;
   while (queue_->Take(&batch)) {
     for (PassTask& t : batch) {
+      for (FamilyChange& c : t.changes) {
+        std::string family = std::move(c.family);
+        families_[family].pending.push_back(std::move(c));
+      }
       if (t.seed) {
         chain_[t.key] = std::move(t.chain);
+      } else if (t.trim) {
+        if (!families_[t.key].AdvanceTo(t.end.view_seq, history_)) fast_failed_ = true;
+      } else if (changes_mode_) {
+        FamilyState& f = families_[t.key];
+        // A pass reading an older view than the family's previous pass: the full replay decides.
+        if (!f.AdvanceTo(t.end.view_seq, history_)) fast_failed_ = true;
+        if (fast_failed_) continue;
+        DecidePass(t.tick_seq, t.pass, t.end, f.any ? &f.view : nullptr);
       } else {
         DecidePass(t.tick_seq, t.pass, t.end, t.view.get());
         t.released.clear();

@@ -2,6 +2,9 @@
 
 #include <simdjson.h>
 
+#include <string>
+#include <unordered_map>
+
 #include "model/api_call.h"
 #include "model/json.h"
 
@@ -301,8 +304,20 @@ bool TemplateSpec(std::string_view json, model::Json* out) {
       spec.raw_json().get(raw) != simdjson::SUCCESS) {
     return false;
   }
+  // The versions of a CronJob repeat its template (most differ only in status): each distinct
+  // template's tree is parsed once per thread and copied from then on (a copy of the tree
+  // nlohmann's parse of the same bytes gives). Bounded: starts over at kMaxTemplates.
+  static constexpr size_t kMaxTemplates = 1024;
+  thread_local std::unordered_map<std::string, model::Json> parsed;
+  const std::string key(raw);
+  if (auto it = parsed.find(key); it != parsed.end()) {
+    *out = it->second;
+    return true;
+  }
   auto j = model::ParseJson(raw);
   if (!j.ok()) return false;
+  if (parsed.size() >= kMaxTemplates) parsed.clear();
+  parsed.emplace(key, *j);
   *out = std::move(*j);
   return true;
 }

@@ -9,23 +9,45 @@
 namespace cronledger::replay {
 namespace {
 
-Status Pruned(const store::LogRecord& rec) {
-  return Status::FailedPrecondition("raw bytes of input " + std::to_string(rec.seq) +
+Status Pruned(uint64_t seq) {
+  return Status::FailedPrecondition("raw bytes of input " + std::to_string(seq) +
                                     " were removed by retention");
 }
 
 template <typename T>
-Result<T> DecodeRaw(const store::LogRecord& rec, Result<T> (*decode)(const model::Json&)) {
-  if (rec.raw_pruned) return Pruned(rec);
-  const auto& ev = std::get<model::WatchEvent>(rec.input);
-  CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(ev.raw));
+Result<T> DecodeRaw(uint64_t seq, bool pruned, std::string_view raw,
+                    Result<T> (*decode)(const model::Json&)) {
+  if (pruned) return Pruned(seq);
+  CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(raw));
   return decode(j);
 }
 
 template <typename T>
-Result<T> DecodeRaw(const store::LogRecord& rec, Result<T> (*decode)(std::string_view)) {
-  if (rec.raw_pruned) return Pruned(rec);
-  return decode(std::get<model::WatchEvent>(rec.input).raw);
+Result<T> DecodeRaw(uint64_t seq, bool pruned, std::string_view raw,
+                    Result<T> (*decode)(std::string_view)) {
+  if (pruned) return Pruned(seq);
+  return decode(raw);
+}
+
+// Decodes the object of `c` (kCronJob or kSetJob) from `raw` into it: the object, or the error.
+void DecodeInto(bool without_json, bool pruned, std::string_view raw, FamilyChange* c) {
+  if (c->op == FamilyChange::Op::kCronJob) {
+    auto cj = without_json ? DecodeRaw<model::CronJob>(c->seq, pruned, raw, &DecodeCronJobFields)
+                           : DecodeRaw<model::CronJob>(c->seq, pruned, raw, &model::DecodeCronJob);
+    if (cj.ok()) {
+      c->cron_job = std::make_shared<const model::CronJob>(std::move(*cj));
+    } else {
+      c->error = "input " + std::to_string(c->seq) + ": " + cj.status().ToString();
+    }
+    return;
+  }
+  auto job = without_json ? DecodeRaw<model::Job>(c->seq, pruned, raw, &DecodeJobFields)
+                          : DecodeRaw<model::Job>(c->seq, pruned, raw, &model::DecodeJob);
+  if (job.ok()) {
+    c->job_object = std::make_shared<const model::Job>(std::move(*job));
+  } else {
+    c->error = "input " + std::to_string(c->seq) + ": " + job.status().ToString();
+  }
 }
 
 }  // namespace
@@ -70,6 +92,14 @@ FamilyView& ViewHistory::NewVersion(const std::string& key, uint64_t seq) {
   return *next;
 }
 
+void ViewHistory::DecodeDeferred(FamilyChange* c) const {
+  if (!c->deferred) return;
+  DecodeInto(jobs_without_json_, c->raw_pruned, c->raw, c);
+  c->deferred = false;
+  c->raw_pruned = false;
+  c->raw = std::string();
+}
+
 Status ViewHistory::Fold(const store::LogRecord& rec) {
   const auto* ev = std::get_if<model::WatchEvent>(&rec.input);
   if (ev == nullptr || ev->type == model::WatchEventType::kBookmark) return Status::Ok();
@@ -90,20 +120,15 @@ Status ViewHistory::Fold(const store::LogRecord& rec) {
   }
   const bool written = after && after->source_seq == rec.seq;
   if (ev->kind == model::ObjectKind::kCronJob) {
-    FamilyView& f = NewVersion(FamilyKey(ev->namespace_, ev->name), rec.seq);
-    f.cron_job.reset();
-    f.cron_job_seq = 0;
+    FamilyChange c;
+    c.op = FamilyChange::Op::kCronJob;
+    c.seq = rec.seq;
+    c.family = FamilyKey(ev->namespace_, ev->name);
     if (written) {
-      auto cj = jobs_without_json_ ? DecodeRaw<model::CronJob>(rec, &DecodeCronJobFields)
-                                   : DecodeRaw<model::CronJob>(rec, &model::DecodeCronJob);
-      f.cron_job_seq = rec.seq;
-      if (!cj.ok()) {
-        f.errors["CronJob"] = "input " + std::to_string(rec.seq) + ": " + cj.status().ToString();
-        return Status::Ok();
-      }
-      f.cron_job = std::make_shared<const model::CronJob>(std::move(*cj));
+      c.cron_job_seq = rec.seq;
+      DecodeOrDefer(rec, &c);
     }
-    f.errors.erase("CronJob");
+    Emit(std::move(c));
     return Status::Ok();
   }
   std::optional<store::ObjectEntry> before;
@@ -113,24 +138,74 @@ Status ViewHistory::Fold(const store::LogRecord& rec) {
   }
   if (before && !before->owner_name.empty() &&
       (!after || after->owner_name != before->owner_name)) {
-    FamilyView& old = NewVersion(FamilyKey(ev->namespace_, before->owner_name), rec.seq);
-    old.jobs.erase(ev->name);
-    old.errors.erase(ev->name);
+    FamilyChange c;
+    c.op = FamilyChange::Op::kEraseJob;
+    c.seq = rec.seq;
+    c.family = FamilyKey(ev->namespace_, before->owner_name);
+    c.job = ev->name;
+    Emit(std::move(c));
   }
   if (written && !after->owner_name.empty() &&
       (!in_scope_ || in_scope_(ev->namespace_, after->owner_name))) {
-    FamilyView& f = NewVersion(FamilyKey(ev->namespace_, after->owner_name), rec.seq);
-    auto job = jobs_without_json_ ? DecodeRaw<model::Job>(rec, &DecodeJobFields)
-                                  : DecodeRaw<model::Job>(rec, &model::DecodeJob);
-    if (!job.ok()) {
-      f.errors[ev->name] = "input " + std::to_string(rec.seq) + ": " + job.status().ToString();
-      f.jobs.erase(ev->name);
-      return Status::Ok();
-    }
-    f.errors.erase(ev->name);
-    f.jobs[ev->name] = {rec.seq, std::make_shared<const model::Job>(std::move(*job))};
+    FamilyChange c;
+    c.op = FamilyChange::Op::kSetJob;
+    c.seq = rec.seq;
+    c.family = FamilyKey(ev->namespace_, after->owner_name);
+    c.job = ev->name;
+    DecodeOrDefer(rec, &c);
+    Emit(std::move(c));
   }
   return Status::Ok();
+}
+
+void ViewHistory::DecodeOrDefer(const store::LogRecord& rec, FamilyChange* c) const {
+  const auto& ev = std::get<model::WatchEvent>(rec.input);
+  if (changes_ != nullptr && defer_decode_) {
+    c->deferred = true;
+    c->raw_pruned = rec.raw_pruned;
+    if (!rec.raw_pruned) c->raw = ev.raw;
+    return;
+  }
+  DecodeInto(jobs_without_json_, rec.raw_pruned, ev.raw, c);
+}
+
+void ViewHistory::Emit(FamilyChange&& c) {
+  if (changes_ != nullptr) {
+    changes_->push_back(std::move(c));
+    return;
+  }
+  FamilyView& f = NewVersion(c.family, c.seq);
+  ApplyFamilyChange(std::move(c), &f);
+}
+
+void ApplyFamilyChange(FamilyChange&& c, FamilyView* f) {
+  CL_CHECK(!c.deferred);                               // DecodeDeferred first
+  static const std::string kCronJobError = "CronJob";  // the errors key of the CronJob
+  f->seq = c.seq;
+  switch (c.op) {
+    case FamilyChange::Op::kCronJob:
+      f->cron_job = std::move(c.cron_job);
+      f->cron_job_seq = c.cron_job_seq;
+      if (c.error.empty()) {
+        f->errors.erase(kCronJobError);
+      } else {
+        f->errors[kCronJobError] = std::move(c.error);
+      }
+      return;
+    case FamilyChange::Op::kEraseJob:
+      f->jobs.erase(c.job);
+      f->errors.erase(c.job);
+      return;
+    case FamilyChange::Op::kSetJob:
+      if (c.error.empty()) {
+        f->errors.erase(c.job);
+        f->jobs[c.job] = {c.seq, std::move(c.job_object)};
+      } else {
+        f->jobs.erase(c.job);
+        f->errors[c.job] = std::move(c.error);
+      }
+      return;
+  }
 }
 
 std::shared_ptr<const FamilyView> ViewHistory::At(const std::string& key, uint64_t seq) const {

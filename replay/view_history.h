@@ -66,6 +66,35 @@ struct FamilyView {
   std::map<std::string, std::string> errors;
 };
 
+// One change of a family view, as ViewHistory::Fold derives it from a watch event. Applying a
+// family's changes in seq order to an empty FamilyView gives each of its versions in turn
+// (ApplyFamilyChange): a verify-only replay that decides its passes on a second thread hands the
+// changes over instead of building versions (docs/replay.md "Throughput").
+struct FamilyChange {
+  enum class Op : uint8_t {
+    kCronJob,   // the family's CronJob is `cron_job` (null: none, or it did not decode)
+    kSetJob,    // Job `job` is `job_object` (null when it did not decode: then `error` is set)
+    kEraseJob,  // Job `job` left the family
+  };
+  Op op = Op::kCronJob;
+  uint64_t seq = 0;    // the input that made the change
+  std::string family;  // "ns/name"
+  std::string job;     // kSetJob, kEraseJob: the Job's name
+  std::shared_ptr<const model::CronJob> cron_job;
+  uint64_t cron_job_seq = 0;  // kCronJob: the input that wrote it (0: none)
+  std::shared_ptr<const model::Job> job_object;
+  std::string error;  // non-empty: why the object could not be decoded
+  // Changes sent with a deferred decode (ViewHistory::SendChangesTo): the object is not decoded
+  // yet; `raw` and `raw_pruned` are the record's, and ViewHistory::DecodeDeferred decodes them
+  // into cron_job / job_object / error. ApplyFamilyChange takes decoded changes only.
+  bool deferred = false;
+  bool raw_pruned = false;
+  std::string raw;
+};
+
+// Applies `c` to `f` (moving its objects out of `c`); f->seq becomes c.seq.
+void ApplyFamilyChange(FamilyChange&& c, FamilyView* f);
+
 // "ns/name".
 inline std::string FamilyKey(std::string_view ns, std::string_view name) {
   std::string k(ns);
@@ -85,6 +114,18 @@ class ViewHistory {
 
   // Folds a watch event record (other records are ignored). Fails only when the view fails.
   Status Fold(const store::LogRecord& rec);
+  // From now on Fold appends the family changes to `*changes` (in seq order) instead of making
+  // versions: At, Latest and Trim then see none. Null goes back to making versions. With
+  // `defer_decode` the changes carry the objects' raw bytes instead of the decoded objects
+  // (DecodeDeferred decodes them, e.g. on the thread that applies the changes).
+  void SendChangesTo(std::vector<FamilyChange>* changes, bool defer_decode = false) {
+    changes_ = changes;
+    defer_decode_ = defer_decode;
+  }
+  // Decodes a deferred change's object as Fold decodes it when not deferring (same objects, same
+  // error texts) and clears `deferred`. Reads only what the constructor set, so it may run on
+  // another thread while this history folds.
+  void DecodeDeferred(FamilyChange* c) const;
   // The family as of input seq `seq` (the latest version at or before it); null when the family
   // had no version by then.
   std::shared_ptr<const FamilyView> At(const std::string& key, uint64_t seq) const;
@@ -98,11 +139,17 @@ class ViewHistory {
  private:
   bool Relevant(const model::WatchEvent& ev, const std::string& object_key);
   FamilyView& NewVersion(const std::string& key, uint64_t seq);
+  // A change Fold derived: applied to a new version, or appended to changes_.
+  void Emit(FamilyChange&& c);
+  // The object of a kCronJob / kSetJob change, decoded from the record (or deferred).
+  void DecodeOrDefer(const store::LogRecord& rec, FamilyChange* c) const;
 
   std::function<bool(std::string_view, std::string_view)> in_scope_;
   bool jobs_without_json_ = false;
   store::FlatViewStore view_;
   std::string before_bytes_, after_bytes_;  // Fold's reused buffers
+  std::vector<FamilyChange>* changes_ = nullptr;
+  bool defer_decode_ = false;
   std::unordered_map<std::string, std::deque<std::shared_ptr<FamilyView>>> versions_;
 };
 

@@ -174,5 +174,69 @@ TEST(ViewHistory, TrimHandsTheForgottenVersionsToTheCaller) {
   EXPECT_EQ(released.size(), 3u);
 }
 
+// The changes Fold hands out, applied per family in seq order, give every version the history
+// keeps: equal CronJob and Job objects, seqs and errors.
+TEST(ViewHistory, ChangesAppliedInOrderGiveEveryVersion) {
+  std::vector<store::LogRecord> records;
+  records.push_back(CronJobEvent(1, WatchEventType::kAdded, "a", "* * * * *"));
+  records.push_back(JobEvent(2, WatchEventType::kAdded, "a-1", "a"));
+  records.push_back(JobEvent(3, WatchEventType::kAdded, "a-2", "a"));
+  records.push_back(CronJobEvent(4, WatchEventType::kModified, "a", "*/5 * * * *"));
+  records.push_back(JobEvent(5, WatchEventType::kModified, "a-1", "b"));  // changes owner
+  records.push_back(CronJobEvent(6, WatchEventType::kAdded, "b", "* * * * *"));
+  records.push_back(JobEvent(7, WatchEventType::kDeleted, "a-2", "a"));
+  records.push_back(JobEvent(8, WatchEventType::kModified, "a-1", "b"));
+  records.back().raw_pruned = true;  // does not decode: an error of family b
+  records.push_back(CronJobEvent(9, WatchEventType::kModified, "a", "* * * * *"));
+  records.back().raw_pruned = true;
+  records.push_back(CronJobEvent(10, WatchEventType::kDeleted, "b", ""));
+  records.push_back(JobEvent(11, WatchEventType::kModified, "a-1", "b"));
+  ViewHistory versions;
+  for (const auto& r : records) ASSERT_TRUE(versions.Fold(r).ok());
+  for (const bool deferred : {false, true}) {
+    SCOPED_TRACE(deferred ? "decode deferred" : "decoded by Fold");
+    ViewHistory changed;
+    std::vector<FamilyChange> changes;
+    changed.SendChangesTo(&changes, deferred);
+    for (const auto& r : records) ASSERT_TRUE(changed.Fold(r).ok());
+    EXPECT_EQ(changed.Latest("default/a"), nullptr);  // no versions while changes are sent
+    std::map<std::string, FamilyView> applied;
+    size_t next = 0;
+    for (uint64_t seq = 1; seq <= records.size(); ++seq) {
+      for (; next < changes.size() && changes[next].seq <= seq; ++next) {
+        FamilyChange c = changes[next];
+        EXPECT_EQ(c.deferred, deferred && c.op != FamilyChange::Op::kEraseJob &&
+                                  (c.op != FamilyChange::Op::kCronJob || c.cron_job_seq != 0));
+        changed.DecodeDeferred(&c);
+        ApplyFamilyChange(std::move(c), &applied[changes[next].family]);
+      }
+      for (const std::string family : {"default/a", "default/b"}) {
+        SCOPED_TRACE(family + " at " + std::to_string(seq));
+        auto v = versions.At(family, seq);
+        auto it = applied.find(family);
+        ASSERT_EQ(v == nullptr, it == applied.end());
+        if (v == nullptr) continue;
+        const FamilyView& f = it->second;
+        EXPECT_EQ(f.seq, v->seq);
+        ASSERT_EQ(f.cron_job == nullptr, v->cron_job == nullptr);
+        if (v->cron_job) {
+          EXPECT_EQ(model::EncodeCronJob(*f.cron_job), model::EncodeCronJob(*v->cron_job));
+        }
+        EXPECT_EQ(f.cron_job_seq, v->cron_job_seq);
+        EXPECT_EQ(f.errors, v->errors);
+        ASSERT_EQ(f.jobs.size(), v->jobs.size());
+        for (const auto& [name, entry] : v->jobs) {
+          ASSERT_EQ(f.jobs.count(name), 1u) << name;
+          EXPECT_EQ(f.jobs.at(name).seq, entry.seq);
+          EXPECT_EQ(model::EncodeJob(*f.jobs.at(name).job), model::EncodeJob(*entry.job));
+        }
+      }
+    }
+    EXPECT_EQ(next, changes.size());
+  }
+  EXPECT_EQ(versions.Latest("default/b")->errors.size(), 0u);
+  EXPECT_EQ(versions.Latest("default/a")->errors.count("CronJob"), 1u);
+}
+
 }  // namespace
 }  // namespace cronledger::replay

@@ -213,5 +213,93 @@ TEST(Tamper, VerifyOnlyReportsMissingAddedAndChangedDecisionsAsTheFullReplay) {
   }
 }
 
+// The input log as a source reads it, with a failing scan after `fail_after` records (0: never).
+class BrokenInputs final : public RecordSource {
+ public:
+  BrokenInputs(std::vector<store::LogRecord> inputs, std::vector<model::Decision> decisions,
+               size_t fail_after)
+      : inner_(std::move(inputs), std::move(decisions)), fail_after_(fail_after) {}
+  Status ScanInputs(const std::function<bool(const store::LogRecord&)>& fn) override {
+    size_t n = 0;
+    bool failed = false;
+    CL_RETURN_IF_ERROR(inner_.ScanInputs([&](const store::LogRecord& r) {
+      if (fail_after_ != 0 && n++ == fail_after_) {
+        failed = true;
+        return false;
+      }
+      return fn(r);
+    }));
+    return failed ? Status::Corruption("input log: malformed envelope") : Status::Ok();
+  }
+  Status ScanDecisions(const std::function<bool(const model::Decision&)>& fn) override {
+    return inner_.ScanDecisions(fn);
+  }
+  uint64_t ApproximateRecords() override { return inner_.ApproximateRecords(); }
+
+ private:
+  MemorySource inner_;
+  size_t fail_after_;
+};
+
+// Corrupted inputs under replay --verify (verify-only, the input log read ahead and the passes
+// decided on a second thread): a Job whose recorded bytes no longer parse makes the passes that
+// read it divergences, and an input scan that fails midway fails the replay — both exactly as in
+// the full replay on one thread.
+TEST(Tamper, VerifyOnlyReportsCorruptInputsAsTheFullReplay) {
+  SimWorld w(At(9, 59, 30), std::chrono::minutes(12));
+  RecordForbid(w);
+  std::vector<store::LogRecord> inputs;
+  std::vector<model::Decision> decisions;
+  ASSERT_TRUE(w.ledger()
+                  .ScanInputs(1, true,
+                              [&](const store::LogRecord& r) {
+                                inputs.push_back(r);
+                                return true;
+                              })
+                  .ok());
+  ASSERT_TRUE(w.ledger()
+                  .ScanDecisions(1,
+                                 [&](const model::Decision& d) {
+                                   decisions.push_back(d);
+                                   return true;
+                                 })
+                  .ok());
+  const std::string job = reconciler::JobName("forbid", At(10, 0));
+  bool broken = false;
+  for (auto& r : inputs) {
+    auto* ev = std::get_if<model::WatchEvent>(&r.input);
+    if (ev != nullptr && ev->name == job && !broken) {
+      ev->raw = "{\"apiVersion\": \"batch/v1\", \"kind\": ";  // truncated
+      broken = true;
+    }
+  }
+  ASSERT_TRUE(broken);
+  {
+    BrokenInputs src(inputs, decisions, 0);
+    const ReplayResult full = Verify(src, false);
+    const ReplayResult fast = Verify(src, true);
+    EXPECT_GT(full.divergences, 0u);
+    EXPECT_EQ(fast.divergences, full.divergences);
+    EXPECT_EQ(fast.derived_digest.sha256, full.derived_digest.sha256);
+    ASSERT_TRUE(full.first_divergence.has_value());
+    ASSERT_TRUE(fast.first_divergence.has_value());
+    EXPECT_EQ(fast.first_divergence->index, full.first_divergence->index);
+    EXPECT_EQ(fast.first_divergence->what, full.first_divergence->what);
+    EXPECT_EQ(fast.recorded_digest.sha256, full.recorded_digest.sha256);
+  }
+  for (const size_t fail_after : {size_t{1}, inputs.size() / 2, inputs.size() - 1}) {
+    SCOPED_TRACE(fail_after);
+    BrokenInputs src(inputs, decisions, fail_after);
+    for (const bool verify_only : {false, true}) {
+      ReplayOptions o;
+      o.verify_only = verify_only;
+      o.decide_on_second_thread = verify_only;
+      auto r = Replay(src, o);
+      ASSERT_FALSE(r.ok());
+      EXPECT_TRUE(r.status().IsCorruption()) << r.status().ToString();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cronledger::replay
