@@ -67,10 +67,15 @@ struct WatchEventRef {
   std::string_view resource_version;
   std::string_view owner_name;
   std::string_view owner_uid;
+  // Set by DecodeWatchEventRef when the record holds the seven fields above (api_version ..
+  // owner_uid) each as one length byte and its bytes, back to back: those bytes, which the fields
+  // view. The view entries encode the same fields the same way, so the fold can copy them whole
+  // (it checks the span against the fields before it does). Empty otherwise (and from Of()).
+  std::string_view encoded_fields;
   static WatchEventRef Of(const WatchEvent& e) {
-    return {e.type,     e.kind, e.api_version,      e.namespace_,
-            e.name,     e.uid,  e.resource_version, e.owner_name,
-            e.owner_uid};
+    return {e.type,      e.kind, e.api_version,      e.namespace_,
+            e.name,      e.uid,  e.resource_version, e.owner_name,
+            e.owner_uid, {}};
   }
 };
 

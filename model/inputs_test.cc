@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -286,6 +287,98 @@ TEST(InputsTest, WatchEventRefViewsTheSameFields) {
   EXPECT_EQ(ref.name, "job-1");
   EXPECT_EQ(ref.owner_uid, "ouu");
   EXPECT_EQ(EncodedRecordType("\x01"), 0);
+}
+
+// encoded_fields is set exactly when every field's length is one byte, and is then the record's
+// bytes of the seven fields (what a view entry holds between its kind and its seq); a decode that
+// cannot set it clears what an earlier decode into the same ref left there.
+TEST(InputsTest, WatchEventRefEncodedFieldsAreTheFieldsAsRecorded) {
+  WatchEvent ev = std::get<WatchEvent>(SampleInputs()[0]);
+  const std::string bytes = EncodeInput(ev);
+  WatchEventRef ref;
+  ASSERT_TRUE(DecodeWatchEventRef(bytes, &ref).ok());
+  std::string want;
+  RecordWriter w(&want);
+  for (const std::string* f : {&ev.api_version, &ev.namespace_, &ev.name, &ev.uid,
+                               &ev.resource_version, &ev.owner_name, &ev.owner_uid}) {
+    w.Bytes(*f);
+  }
+  EXPECT_EQ(ref.encoded_fields, want);
+  EXPECT_EQ(ref.encoded_fields.data(), bytes.data() + 4);  // a view into the record
+  EXPECT_EQ(ref.api_version.data(), ref.encoded_fields.data() + 1);
+
+  WatchEvent bookmark = std::get<WatchEvent>(SampleInputs()[1]);  // empty fields, 1 byte each
+  const std::string bookmark_bytes = EncodeInput(bookmark);
+  ASSERT_TRUE(DecodeWatchEventRef(bookmark_bytes, &ref).ok());
+  EXPECT_EQ(ref.encoded_fields.size(), 7 + bookmark.api_version.size() + 3);
+
+  ev.name = std::string(200, 'n');  // a two-byte length
+  const std::string long_bytes = EncodeInput(ev);
+  ASSERT_TRUE(DecodeWatchEventRef(long_bytes, &ref).ok());
+  EXPECT_EQ(ref.name, ev.name);
+  EXPECT_TRUE(ref.encoded_fields.empty());
+
+  // A length written in two bytes (0x85 0x00 = 5) decodes, but is not the entries' encoding.
+  std::string padded = "\x01\x01\x02\x02";
+  padded += "\x85";
+  padded += '\0';
+  padded += "abcde";
+  for (int i = 0; i < 7; ++i) padded += '\0';  // six more empty fields and no raw bytes
+  ASSERT_TRUE(DecodeWatchEventRef(bytes, &ref).ok());
+  ASSERT_FALSE(ref.encoded_fields.empty());
+  ASSERT_TRUE(DecodeWatchEventRef(padded, &ref).ok());
+  EXPECT_EQ(ref.api_version, "abcde");
+  EXPECT_TRUE(ref.encoded_fields.empty());
+  EXPECT_TRUE(WatchEventRef::Of(ev).encoded_fields.empty());
+}
+
+// DecodeWatchEventRef (its fast path and the reader-based one) accepts exactly the watch event
+// records DecodeInput accepts and gives the same fields, on records with random bytes changed,
+// cut or appended.
+TEST(InputsTest, WatchEventRefDecodesWhatDecodeInputDecodes) {
+  std::mt19937 rng(3);
+  std::vector<std::string> records;
+  for (const Input& in : SampleInputs()) records.push_back(EncodeInput(in));
+  WatchEvent long_ev = std::get<WatchEvent>(SampleInputs()[0]);
+  long_ev.uid = std::string(130, 'u');
+  records.push_back(EncodeInput(long_ev));
+  int accepted = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string bytes = records[rng() % records.size()];
+    const uint32_t how = rng() % 4;
+    if (how == 0 && !bytes.empty()) {
+      bytes.resize(rng() % bytes.size());
+    } else if (how == 1) {
+      bytes.push_back(static_cast<char>(rng()));
+    } else {
+      for (uint32_t n = 1 + rng() % 3; n > 0 && !bytes.empty(); --n) {
+        // Mostly the header and the lengths, where a change decides what decodes.
+        const size_t at =
+            rng() % 2 == 0 ? rng() % std::min<size_t>(bytes.size(), 12) : rng() % bytes.size();
+        bytes[at] = static_cast<char>(rng() % 3 == 0 ? rng() : bytes[at] ^ (1u << (rng() % 8)));
+      }
+    }
+    WatchEventRef ref;
+    const Status got = DecodeWatchEventRef(bytes, &ref);
+    const Result<Input> want = DecodeInput(bytes);
+    const auto* ev = want.ok() ? std::get_if<WatchEvent>(&*want) : nullptr;
+    ASSERT_EQ(got.ok(), ev != nullptr) << i << " " << got.ToString();
+    if (ev == nullptr) {
+      EXPECT_TRUE(got.IsCorruption());
+      continue;
+    }
+    ++accepted;
+    EXPECT_EQ(ref.type, ev->type);
+    EXPECT_EQ(ref.kind, ev->kind);
+    EXPECT_EQ(ref.api_version, ev->api_version);
+    EXPECT_EQ(ref.namespace_, ev->namespace_);
+    EXPECT_EQ(ref.name, ev->name);
+    EXPECT_EQ(ref.uid, ev->uid);
+    EXPECT_EQ(ref.resource_version, ev->resource_version);
+    EXPECT_EQ(ref.owner_name, ev->owner_name);
+    EXPECT_EQ(ref.owner_uid, ev->owner_uid);
+  }
+  EXPECT_GT(accepted, 1000);  // the changes left many records decodable, not only broken ones
 }
 
 }  // namespace

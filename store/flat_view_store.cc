@@ -8,45 +8,86 @@
 
 namespace cronledger::store {
 
-using view_entry::AppendEntry;
-using view_entry::AppendResourceVersionEntry;
-using view_entry::DecodeEntryView;
+using view_entry::DecodeEntryUidAndOwner;
 using view_entry::EntrySize;
+using view_entry::EntrySizeFrom;
 using view_entry::EntryView;
+using view_entry::IsEncodingOf;
 using view_entry::ObjectKeyTo;
 using view_entry::OwnerIndexTo;
+using view_entry::ResourceVersionEntrySize;
+using view_entry::WriteEntry;
+using view_entry::WriteEntryFrom;
+using view_entry::WriteResourceVersionEntry;
 
 namespace {
 
-// The table's hash of a key: 8 bytes a step, then a full avalanche (murmur3's finalizer), so the
-// low bits that pick a slot depend on every byte. Cheaper than std::hash on short view keys.
+__extension__ using U128 = unsigned __int128;
+
+uint64_t Load8(const char* p) {
+  uint64_t v = 0;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+uint64_t Load4(const char* p) {
+  uint32_t v = 0;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// The 128-bit product of a and b, folded to 64 bits (wyhash's mixing step).
+uint64_t Mum(uint64_t a, uint64_t b) {
+  const U128 r = static_cast<U128>(a) * b;
+  return static_cast<uint64_t>(r) ^ static_cast<uint64_t>(r >> 64);
+}
+
+// The table's hash of a key, after wyhash: 16 bytes a step (a key of up to 16 bytes is one or
+// two overlapping loads), each step one 64x64->128 multiply. The low bits pick a slot and the
+// high 32 are the slot's tag: both depend on every byte of the key.
 uint64_t KeyHash(std::string_view key) {
-  constexpr uint64_t kMul = 0x9e3779b97f4a7c15ull;
+  constexpr uint64_t kP0 = 0xa0761d6478bd642full;
+  constexpr uint64_t kP1 = 0xe7037ed1a0b428dbull;
+  constexpr uint64_t kP2 = 0x8ebc6af09c88c6e3ull;
   const char* p = key.data();
   size_t n = key.size();
-  uint64_t h = n * kMul;
-  for (; n >= 8; p += 8, n -= 8) {
-    uint64_t v = 0;
-    std::memcpy(&v, p, 8);
-    h = (h ^ v) * kMul;
-    h ^= h >> 31;
-  }
-  if (n > 0) {
-    uint64_t v = 0;
-    if (key.size() >= 8) {
-      std::memcpy(&v, key.data() + key.size() - 8, 8);  // the last 8 bytes, overlapping
-    } else {
-      for (size_t i = 0; i < n; ++i) {
-        v |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
-      }
+  uint64_t seed = kP0;
+  uint64_t a = 0;
+  uint64_t b = 0;
+  if (n <= 16) {
+    if (n >= 8) {
+      a = Load8(p);
+      b = Load8(p + n - 8);
+    } else if (n >= 4) {
+      a = Load4(p);
+      b = Load4(p + n - 4);
+    } else if (n > 0) {
+      a = (static_cast<uint64_t>(static_cast<uint8_t>(p[0])) << 16) |
+          (static_cast<uint64_t>(static_cast<uint8_t>(p[n / 2])) << 8) |
+          static_cast<uint8_t>(p[n - 1]);
     }
-    h = (h ^ v) * kMul;
+  } else {
+    for (; n > 16; p += 16, n -= 16) seed = Mum(Load8(p) ^ kP1, Load8(p + 8) ^ seed);
+    a = Load8(p + n - 16);
+    b = Load8(p + n - 8);
   }
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ull;
-  return h ^ (h >> 33);
+  return Mum(kP1 ^ key.size(), Mum(a ^ kP1, b ^ seed ^ kP2));
+}
+
+// key == stored, inline for the short keys of the view (no call to memcmp per probe).
+[[gnu::always_inline]] inline bool SameKey(std::string_view stored, std::string_view key) {
+  const size_t n = key.size();
+  if (stored.size() != n) return false;
+  const char* x = stored.data();
+  const char* y = key.data();
+  if (n >= 8 && n <= 16) {
+    return ((Load8(x) ^ Load8(y)) | (Load8(x + n - 8) ^ Load8(y + n - 8))) == 0;
+  }
+  if (n > 16 && n <= 32) {
+    return ((Load8(x) ^ Load8(y)) | (Load8(x + 8) ^ Load8(y + 8)) |
+            (Load8(x + n - 16) ^ Load8(y + n - 16)) | (Load8(x + n - 8) ^ Load8(y + n - 8))) == 0;
+  }
+  return stored == key;
 }
 
 }  // namespace
@@ -54,32 +95,35 @@ uint64_t KeyHash(std::string_view key) {
 uint32_t FlatViewStore::Find(std::string_view key, uint64_t h) const {
   if (slots_.empty()) return kNone;
   const size_t mask = slots_.size() - 1;
+  const uint64_t tag = h & kTagMask;
   for (size_t i = h & mask;; i = (i + 1) & mask) {
-    const uint32_t s = slots_[i];
-    if (s == kEmpty) return kNone;
-    if (s == kTombstone) continue;
-    const Entry& e = entries_[s - 1];
-    if (e.hash == h && e.key() == key) return s - 1;
+    const uint64_t s = slots_[i];
+    const auto ref = static_cast<uint32_t>(s);
+    if (ref == kEmpty) return kNone;
+    if ((s & kTagMask) == tag && ref != kTombstone && SameKey(entries_[ref - 1].key(), key)) {
+      return ref - 1;
+    }
   }
 }
 
 uint32_t FlatViewStore::FindSlot(std::string_view key, uint64_t h, size_t* slot) {
   const size_t mask = slots_.size() - 1;
+  const uint64_t tag = h & kTagMask;
   size_t insert = SIZE_MAX;
   for (size_t i = h & mask;; i = (i + 1) & mask) {
-    const uint32_t s = slots_[i];
-    if (s == kEmpty) {
+    const uint64_t s = slots_[i];
+    const auto ref = static_cast<uint32_t>(s);
+    if (ref == kEmpty) {
       *slot = insert != SIZE_MAX ? insert : i;
       return kNone;
     }
-    if (s == kTombstone) {
+    if (ref == kTombstone) {
       if (insert == SIZE_MAX) insert = i;
       continue;
     }
-    const Entry& e = entries_[s - 1];
-    if (e.hash == h && e.key() == key) {
+    if ((s & kTagMask) == tag && SameKey(entries_[ref - 1].key(), key)) {
       *slot = i;
-      return s - 1;
+      return ref - 1;
     }
   }
 }
@@ -100,8 +144,8 @@ uint32_t FlatViewStore::InsertAt(size_t slot, std::string_view key, uint64_t h, 
   e.live = true;
   e.bytes.reserve(key.size() + value_size);  // one allocation for the key and the value to come
   e.bytes.assign(key);
-  if (slots_[slot] == kEmpty) ++used_slots_;
-  slots_[slot] = idx + 1;
+  if (static_cast<uint32_t>(slots_[slot]) == kEmpty) ++used_slots_;
+  slots_[slot] = SlotOf(h, idx);
   ++live_;
   return idx;
 }
@@ -141,8 +185,8 @@ Status FlatViewStore::Fold(const model::WatchEventRef& ev, uint64_t seq) {
   using model::WatchEventType;
   if (!ev.resource_version.empty()) {
     Entry& r = entries_[ResourceIndex(ev)];
-    r.bytes.resize(r.key_len);
-    AppendResourceVersionEntry(ev.resource_version, seq, &r.bytes);
+    WriteResourceVersionEntry(ev.resource_version, seq,
+                              r.ValueSpace(ResourceVersionEntrySize(ev.resource_version, seq)));
   }
   if (ev.type == WatchEventType::kBookmark) return Status::Ok();
 
@@ -152,37 +196,42 @@ Status FlatViewStore::Fold(const model::WatchEventRef& ev, uint64_t seq) {
   size_t slot = 0;
   uint32_t idx = FindSlot(key_scratch_, h, &slot);
   const bool has_prior = idx != kNone;
-  EntryView prior;  // views the stored entry: read before the entry is rewritten or erased
-  if (has_prior && !DecodeEntryView(entries_[idx].value(), &prior)) {
+  // Views of the stored entry: read before the entry is rewritten or erased.
+  std::string_view prior_uid, prior_owner;
+  if (has_prior && !DecodeEntryUidAndOwner(entries_[idx].value(), &prior_uid, &prior_owner)) {
     return Status::Corruption("view: malformed object entry");
   }
   const bool is_job = ev.kind == model::ObjectKind::kJob;
   if (ev.type == WatchEventType::kDeleted) {
     // As FoldWatchEvent: a DELETED of another incarnation leaves the stored (newer) object.
-    if (!has_prior || (!ev.uid.empty() && prior.uid != ev.uid)) return Status::Ok();
-    const bool unindex = is_job && !prior.owner_name.empty();
-    if (unindex) OwnerIndexTo(ev.namespace_, prior.owner_name, ev.name, &index_scratch_);
+    if (!has_prior || (!ev.uid.empty() && prior_uid != ev.uid)) return Status::Ok();
+    const bool unindex = is_job && !prior_owner.empty();
+    if (unindex) OwnerIndexTo(ev.namespace_, prior_owner, ev.name, &index_scratch_);
     EraseAt(slot, idx);
     if (unindex) Delete(index_scratch_);
     return Status::Ok();
   }
   const std::string_view owner_name = is_job ? ev.owner_name : "";
-  const bool owner_changed = !has_prior || prior.owner_name != owner_name;
-  const bool unindex = is_job && has_prior && !prior.owner_name.empty() && owner_changed;
-  if (unindex) OwnerIndexTo(ev.namespace_, prior.owner_name, ev.name, &index_scratch_);
+  const bool owner_changed = !has_prior || prior_owner != owner_name;
+  const bool unindex = is_job && has_prior && !prior_owner.empty() && owner_changed;
+  if (unindex) OwnerIndexTo(ev.namespace_, prior_owner, ev.name, &index_scratch_);
   const EntryView entry{ev.kind, ev.api_version,      ev.namespace_, ev.name,
                         ev.uid,  ev.resource_version, owner_name,    is_job ? ev.owner_uid : "",
                         seq};
-  const size_t size = EntrySize(entry);
+  // A decoded record holds the entry's fields as the entry encodes them: one copy of them all.
+  const bool whole = IsEncodingOf(ev.encoded_fields, entry);
+  const size_t size = whole ? EntrySizeFrom(ev.encoded_fields, seq) : EntrySize(entry);
   if (!has_prior) idx = InsertAt(slot, key_scratch_, h, size);
-  Entry& e = entries_[idx];
-  e.bytes.resize(e.key_len);
-  AppendEntry(entry, size, &e.bytes);
+  char* value = entries_[idx].ValueSpace(size);
+  if (whole) {
+    WriteEntryFrom(ev.kind, ev.encoded_fields, seq, value);
+  } else {
+    WriteEntry(entry, value);
+  }
   if (unindex) Delete(index_scratch_);
   if (is_job && !owner_name.empty() && owner_changed) {
     OwnerIndexTo(ev.namespace_, owner_name, ev.name, &index_scratch_);
-    Entry& index = entries_[Upsert(index_scratch_, 0)];
-    index.bytes.resize(index.key_len);  // the index entry's value is empty
+    entries_[Upsert(index_scratch_, 0)].ValueSpace(0);  // the index entry's value is empty
   }
   return Status::Ok();
 }
@@ -211,9 +260,10 @@ void FlatViewStore::Grow(size_t keys) {
   const size_t mask = n - 1;
   for (uint32_t idx = 0; idx < entries_.size(); ++idx) {
     if (!entries_[idx].live) continue;
-    size_t i = entries_[idx].hash & mask;
+    const uint64_t h = entries_[idx].hash;
+    size_t i = h & mask;
     while (slots_[i] != kEmpty) i = (i + 1) & mask;
-    slots_[i] = idx + 1;
+    slots_[i] = SlotOf(h, idx);
   }
   used_slots_ = live_;
 }

@@ -136,10 +136,21 @@ class FlatViewStore : public ViewStore {
     std::string bytes;  // key, then value
     std::string_view key() const { return std::string_view(bytes).substr(0, key_len); }
     std::string_view value() const { return std::string_view(bytes).substr(key_len); }
+    // Room for a value of `size` bytes, written in place over the old one (the capacity is kept:
+    // an update allocates only when the entry grows past it).
+    char* ValueSpace(size_t size) {
+      bytes.resize(key_len + size);
+      return bytes.data() + key_len;
+    }
   };
-  static constexpr uint32_t kEmpty = 0;               // slot values: entry index + 1
-  static constexpr uint32_t kTombstone = UINT32_MAX;  // a deleted entry's slot
+  // A slot holds the entry index + 1 in its low 32 bits (kEmpty: none, kTombstone: a deleted
+  // entry's) and the high 32 bits of the key's hash, so that a probe passes other keys' slots
+  // without reading their entries.
+  static constexpr uint32_t kEmpty = 0;
+  static constexpr uint32_t kTombstone = UINT32_MAX;
   static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr uint64_t kTagMask = 0xffffffff00000000ull;
+  static uint64_t SlotOf(uint64_t h, uint32_t idx) { return (h & kTagMask) | (idx + 1); }
 
   // A resource's resourceVersion entry, kept at hand by Fold (entry indices are stable).
   struct ResourceEntry {
@@ -166,7 +177,7 @@ class FlatViewStore : public ViewStore {
   // Rebuilds the slot array with room for max(size(), keys) entries at most half full.
   void Grow(size_t keys = 0);
 
-  std::vector<uint32_t> slots_;  // power-of-two size, linear probing
+  std::vector<uint64_t> slots_;  // power-of-two size, linear probing
   std::vector<Entry> entries_;
   std::vector<uint32_t> free_;  // indices of deleted entries, reused by inserts
   size_t live_ = 0;
