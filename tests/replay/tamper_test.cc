@@ -22,6 +22,25 @@ void RecordForbid(SimWorld& w) {
   w.RunUntil(At(10, 31));
 }
 
+// Every input (with raw bytes) and every decision of `ledger`, in log order.
+void ReadLedger(store::Ledger& ledger, std::vector<store::LogRecord>* inputs,
+                std::vector<model::Decision>* decisions) {
+  ASSERT_TRUE(ledger
+                  .ScanInputs(1, true,
+                              [&](const store::LogRecord& r) {
+                                inputs->push_back(r);
+                                return true;
+                              })
+                  .ok());
+  ASSERT_TRUE(ledger
+                  .ScanDecisions(1,
+                                 [&](const model::Decision& d) {
+                                   decisions->push_back(d);
+                                   return true;
+                                 })
+                  .ok());
+}
+
 // Copies every input and decision into a new ledger, letting `edit` change decisions.
 void CopyLedger(store::Ledger& from, const std::string& path,
                 const std::function<void(model::Decision*)>& edit) {
@@ -169,20 +188,7 @@ TEST(Tamper, VerifyOnlyReportsMissingAddedAndChangedDecisionsAsTheFullReplay) {
   RecordForbid(w);
   std::vector<store::LogRecord> inputs;
   std::vector<model::Decision> decisions;
-  ASSERT_TRUE(w.ledger()
-                  .ScanInputs(1, true,
-                              [&](const store::LogRecord& r) {
-                                inputs.push_back(r);
-                                return true;
-                              })
-                  .ok());
-  ASSERT_TRUE(w.ledger()
-                  .ScanDecisions(1,
-                                 [&](const model::Decision& d) {
-                                   decisions.push_back(d);
-                                   return true;
-                                 })
-                  .ok());
+  ReadLedger(w.ledger(), &inputs, &decisions);
   ASSERT_GT(decisions.size(), 10u);
   std::vector<std::vector<model::Decision>> logs;
   logs.push_back(decisions);  // intact
@@ -241,8 +247,8 @@ class BrokenInputs final : public RecordSource {
   size_t fail_after_;
 };
 
-// Corrupted inputs under replay --verify (verify-only, the input log read ahead and the passes
-// decided on a second thread): a Job whose recorded bytes no longer parse makes the passes that
+// Corrupted inputs under replay --verify (verify-only, the passes and the objects' decode on a
+// second thread): a Job whose recorded bytes no longer parse makes the passes that
 // read it divergences, and an input scan that fails midway fails the replay — both exactly as in
 // the full replay on one thread.
 TEST(Tamper, VerifyOnlyReportsCorruptInputsAsTheFullReplay) {
@@ -250,20 +256,7 @@ TEST(Tamper, VerifyOnlyReportsCorruptInputsAsTheFullReplay) {
   RecordForbid(w);
   std::vector<store::LogRecord> inputs;
   std::vector<model::Decision> decisions;
-  ASSERT_TRUE(w.ledger()
-                  .ScanInputs(1, true,
-                              [&](const store::LogRecord& r) {
-                                inputs.push_back(r);
-                                return true;
-                              })
-                  .ok());
-  ASSERT_TRUE(w.ledger()
-                  .ScanDecisions(1,
-                                 [&](const model::Decision& d) {
-                                   decisions.push_back(d);
-                                   return true;
-                                 })
-                  .ok());
+  ReadLedger(w.ledger(), &inputs, &decisions);
   const std::string job = reconciler::JobName("forbid", At(10, 0));
   bool broken = false;
   for (auto& r : inputs) {
