@@ -5,6 +5,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "model/varint.h"
+
 namespace cronledger::model {
 namespace {
 
@@ -335,32 +337,6 @@ namespace {
 // checked inline (log scans decode millions of records; RecordReader's per-field calls cost more
 // than the fields). False for anything it does not accept as a whole well-formed v1 watch event,
 // which the reader-based path then decodes (or rejects with its precise error).
-[[gnu::always_inline]] inline bool FastLength(const char** p, const char* end, uint64_t* n) {
-  if (*p != end && static_cast<uint8_t>(**p) < 0x80) {  // one byte: field lengths, mostly
-    *n = static_cast<uint8_t>(*(*p)++);
-    return true;
-  }
-  uint64_t v = 0;
-  for (int shift = 0; shift <= 63 && *p != end; shift += 7) {
-    const auto byte = static_cast<uint8_t>(*(*p)++);
-    if (shift == 63 && byte > 1) return false;
-    v |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) {
-      *n = v;
-      return true;
-    }
-  }
-  return false;
-}
-
-[[gnu::always_inline]] inline bool FastBytes(const char** p, const char* end, std::string_view* s) {
-  uint64_t n = 0;
-  if (!FastLength(p, end, &n) || n > static_cast<uint64_t>(end - *p)) return false;
-  *s = std::string_view(*p, n);
-  *p += n;
-  return true;
-}
-
 bool DecodeWatchEventRefFast(std::string_view bytes, WatchEventRef* out) {
   const char* p = bytes.data();
   const char* const end = p + bytes.size();
@@ -374,14 +350,14 @@ bool DecodeWatchEventRefFast(std::string_view bytes, WatchEventRef* out) {
   p += 4;
   const char* const fields = p;
   std::string_view raw;
-  if (!FastBytes(&p, end, &out->api_version) || !FastBytes(&p, end, &out->namespace_) ||
-      !FastBytes(&p, end, &out->name) || !FastBytes(&p, end, &out->uid) ||
-      !FastBytes(&p, end, &out->resource_version) || !FastBytes(&p, end, &out->owner_name) ||
-      !FastBytes(&p, end, &out->owner_uid)) {
+  if (!varint::GetBytes(&p, end, &out->api_version) ||
+      !varint::GetBytes(&p, end, &out->namespace_) || !varint::GetBytes(&p, end, &out->name) ||
+      !varint::GetBytes(&p, end, &out->uid) || !varint::GetBytes(&p, end, &out->resource_version) ||
+      !varint::GetBytes(&p, end, &out->owner_name) || !varint::GetBytes(&p, end, &out->owner_uid)) {
     return false;
   }
   const char* const fields_end = p;
-  if (!FastBytes(&p, end, &raw) || p != end) return false;
+  if (!varint::GetBytes(&p, end, &raw) || p != end) return false;
   out->type = static_cast<WatchEventType>(t);
   out->kind = static_cast<ObjectKind>(k);
   // One length byte per field: seven bytes besides the fields' own.

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "model/inputs.h"
+#include "model/varint.h"
 #include "store/view.h"
 
 namespace cronledger::store::view_entry {
@@ -176,33 +177,6 @@ inline void AppendResourceVersionEntry(std::string_view resource_version, uint64
   WriteResourceVersionEntry(resource_version, seq, out->data() + at);
 }
 
-// RecordReader's varint, inline: false when truncated or over 64 bits.
-[[gnu::always_inline]] inline bool GetVarint(const char** p, const char* end, uint64_t* v) {
-  if (*p != end && static_cast<uint8_t>(**p) < 0x80) {  // one byte: lengths, mostly
-    *v = static_cast<uint8_t>(*(*p)++);
-    return true;
-  }
-  uint64_t result = 0;
-  for (int shift = 0; shift <= 63 && *p != end; shift += 7) {
-    const auto byte = static_cast<uint8_t>(*(*p)++);
-    if (shift == 63 && byte > 1) return false;
-    result |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) {
-      *v = result;
-      return true;
-    }
-  }
-  return false;
-}
-
-[[gnu::always_inline]] inline bool GetBytes(const char** p, const char* end, std::string_view* s) {
-  uint64_t n = 0;
-  if (!GetVarint(p, end, &n) || n > static_cast<uint64_t>(end - *p)) return false;
-  *s = std::string_view(*p, n);
-  *p += n;
-  return true;
-}
-
 // Decodes an entry without copying (its fields view `bytes`); false when malformed, as
 // RecordReader would find it.
 inline bool DecodeEntryView(std::string_view bytes, EntryView* e) {
@@ -213,10 +187,13 @@ inline bool DecodeEntryView(std::string_view bytes, EntryView* e) {
   if (kind < 1 || kind > 2) return false;
   e->kind = static_cast<model::ObjectKind>(kind);
   p += 2;
-  return GetBytes(&p, end, &e->api_version) && GetBytes(&p, end, &e->namespace_) &&
-         GetBytes(&p, end, &e->name) && GetBytes(&p, end, &e->uid) &&
-         GetBytes(&p, end, &e->resource_version) && GetBytes(&p, end, &e->owner_name) &&
-         GetBytes(&p, end, &e->owner_uid) && GetVarint(&p, end, &e->source_seq) && p == end;
+  return model::varint::GetBytes(&p, end, &e->api_version) &&
+         model::varint::GetBytes(&p, end, &e->namespace_) &&
+         model::varint::GetBytes(&p, end, &e->name) && model::varint::GetBytes(&p, end, &e->uid) &&
+         model::varint::GetBytes(&p, end, &e->resource_version) &&
+         model::varint::GetBytes(&p, end, &e->owner_name) &&
+         model::varint::GetBytes(&p, end, &e->owner_uid) &&
+         model::varint::Get(&p, end, &e->source_seq) && p == end;
 }
 
 // DecodeEntryView's check of a whole entry, keeping only what the fold compares: the uid and the
@@ -231,9 +208,10 @@ inline bool DecodeEntryUidAndOwner(std::string_view bytes, std::string_view* uid
   p += 2;
   std::string_view skip;
   uint64_t seq = 0;
-  return GetBytes(&p, end, &skip) && GetBytes(&p, end, &skip) && GetBytes(&p, end, &skip) &&
-         GetBytes(&p, end, uid) && GetBytes(&p, end, &skip) && GetBytes(&p, end, owner_name) &&
-         GetBytes(&p, end, &skip) && GetVarint(&p, end, &seq) && p == end;
+  return model::varint::GetBytes(&p, end, &skip) && model::varint::GetBytes(&p, end, &skip) &&
+         model::varint::GetBytes(&p, end, &skip) && model::varint::GetBytes(&p, end, uid) &&
+         model::varint::GetBytes(&p, end, &skip) && model::varint::GetBytes(&p, end, owner_name) &&
+         model::varint::GetBytes(&p, end, &skip) && model::varint::Get(&p, end, &seq) && p == end;
 }
 
 // The keys are written into a buffer sized once (the fold builds one or two for every event).
