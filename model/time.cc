@@ -48,21 +48,26 @@ void AppendPadded(std::string* out, int64_t v, int width) {
   out->append(buf + sizeof(buf) - n, static_cast<size_t>(n));
 }
 
-std::string FormatCore(Time t, int offset_seconds) {
+// "2006-01-02T15:04:05" of `t` at the offset, appended to *out.
+void AppendCore(Time t, int offset_seconds, std::string* out) {
   const Civil c = CivilFromUnix(t.unix_seconds(), offset_seconds);
+  AppendPadded(out, c.year, 4);
+  out->push_back('-');
+  AppendPadded(out, c.month, 2);
+  out->push_back('-');
+  AppendPadded(out, c.day, 2);
+  out->push_back('T');
+  AppendPadded(out, c.hour, 2);
+  out->push_back(':');
+  AppendPadded(out, c.minute, 2);
+  out->push_back(':');
+  AppendPadded(out, c.second, 2);
+}
+
+std::string FormatCore(Time t, int offset_seconds) {
   std::string out;
   out.reserve(25);
-  AppendPadded(&out, c.year, 4);
-  out.push_back('-');
-  AppendPadded(&out, c.month, 2);
-  out.push_back('-');
-  AppendPadded(&out, c.day, 2);
-  out.push_back('T');
-  AppendPadded(&out, c.hour, 2);
-  out.push_back(':');
-  AppendPadded(&out, c.minute, 2);
-  out.push_back(':');
-  AppendPadded(&out, c.second, 2);
+  AppendCore(t, offset_seconds, &out);
   return out;
 }
 
@@ -244,18 +249,7 @@ std::string FormatRfc3339Nano(Time t) {
 }
 
 void AppendRfc3339Nano(Time t, std::string* out) {
-  const Civil c = CivilFromUnix(t.unix_seconds(), 0);
-  AppendPadded(out, c.year, 4);
-  out->push_back('-');
-  AppendPadded(out, c.month, 2);
-  out->push_back('-');
-  AppendPadded(out, c.day, 2);
-  out->push_back('T');
-  AppendPadded(out, c.hour, 2);
-  out->push_back(':');
-  AppendPadded(out, c.minute, 2);
-  out->push_back(':');
-  AppendPadded(out, c.second, 2);
+  AppendCore(t, 0, out);
   if (t.nanos() != 0) {  // ".%09d" without its trailing zeros
     char frac[10];
     int64_t v = t.nanos();
