@@ -264,6 +264,34 @@ TEST(UpstreamGetJobFromTemplate2, NameLabelsAnnotations) {
   EXPECT_FALSE(BuildJob(cj, scheduled, Tzdb()).ok());
 }
 
+// The whole requested Job, byte for byte (replay compares its canonical bytes): every member, a
+// template annotation the scheduled-timestamp annotation overrides, a CRD CronJob's apiVersion in
+// the owner reference, a time zone offset, and no labels member when the template has none.
+TEST(UpstreamGetJobFromTemplate2, TheWholeJobByteForByte) {
+  auto cj = testing::CronJobWith("* * * * ?", std::nullopt, std::nullopt);
+  cj.api_version = "cronledger.io/v1";
+  cj.metadata.namespace_ = "team-a";
+  cj.metadata.uid = "cj-uid";
+  cj.spec.time_zone = "Europe/Rome";
+  cj.spec.job_template.annotations = {{kScheduledTimestampAnnotation, "user"}, {"a", "\"q\""}};
+  cj.spec.job_template.spec = {{"template", {{"spec", {{"restartPolicy", "Never"}}}}}};
+  auto job = BuildJob(cj, testing::Top(), Tzdb());
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(model::DumpJson(*job),
+            R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"annotations":{"a":"\"q\"",)"
+            R"("batch.kubernetes.io/cronjob-scheduled-timestamp":"2016-05-19T12:00:00+02:00"},)"
+            R"("creationTimestamp":"2016-05-19T10:00:00Z","name":"mycronjob-24394200",)"
+            R"("namespace":"team-a","ownerReferences":[{"apiVersion":"cronledger.io/v1",)"
+            R"("blockOwnerDeletion":true,"controller":true,"kind":"CronJob","name":"mycronjob",)"
+            R"("uid":"cj-uid"}]},"spec":{"template":{"spec":{"restartPolicy":"Never"}}}})");
+  cj.api_version.clear();
+  cj.spec.job_template.labels = {{"b", "2"}, {"a", "1"}};
+  job = BuildJob(cj, testing::Top(), Tzdb());
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(model::DumpJson((*job)["metadata"]["labels"]), R"({"a":"1","b":"2"})");
+  EXPECT_EQ((*job)["metadata"]["ownerReferences"][0]["apiVersion"], "batch/v1");
+}
+
 TEST(UpstreamByJobStartTime, SortOrder) {
   const Time now = T("2018-01-01T02:03:04Z");
   const Time later = T("2019-01-01T02:03:04Z");

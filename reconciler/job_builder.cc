@@ -19,31 +19,44 @@ Result<model::Json> BuildJob(const model::CronJob& cj, Time scheduled,
     if (!zone.ok()) return zone.status();
     offset = (*zone)->OffsetAt(scheduled.unix_seconds());
   }
-  const std::string name = JobName(cj.metadata.name, scheduled);
-  model::Json meta = model::Json::object();
-  meta["name"] = name;
-  meta["namespace"] = cj.metadata.namespace_;
+  // The tree is built member by member in place (no initializer-list temporaries, which nlohmann
+  // copies): replay builds one for every createJob decision it re-derives.
+  using Object = model::Json::object_t;
+  model::Json meta(model::Json::value_t::object);
+  Object& m = meta.get_ref<Object&>();
+  m.emplace("name", JobName(cj.metadata.name, scheduled));
+  m.emplace("namespace", cj.metadata.namespace_);
   if (!cj.spec.job_template.labels.empty()) {
-    meta["labels"] = model::Json(cj.spec.job_template.labels);
+    Object& labels =
+        m.emplace("labels", model::Json::value_t::object).first->second.get_ref<Object&>();
+    for (const auto& [k, v] : cj.spec.job_template.labels) labels.emplace_hint(labels.end(), k, v);
   }
-  model::Json annotations(cj.spec.job_template.annotations);
-  annotations[kScheduledTimestampAnnotation] = FormatRfc3339(scheduled, offset);
-  meta["annotations"] = std::move(annotations);
+  Object& annotations =
+      m.emplace("annotations", model::Json::value_t::object).first->second.get_ref<Object&>();
+  for (const auto& [k, v] : cj.spec.job_template.annotations) {
+    annotations.emplace_hint(annotations.end(), k, v);
+  }
+  annotations.insert_or_assign(kScheduledTimestampAnnotation, FormatRfc3339(scheduled, offset));
   // The owner reference names the CronJob's own group/version (batch/v1 for built-in CronJobs,
   // cronledger.io/v1 for the project's CRD).
-  const std::string api_version = cj.api_version.empty() ? "batch/v1" : cj.api_version;
-  meta["ownerReferences"] = model::Json::array({{{"apiVersion", api_version},
-                                                 {"kind", "CronJob"},
-                                                 {"name", cj.metadata.name},
-                                                 {"uid", cj.metadata.uid},
-                                                 {"controller", true},
-                                                 {"blockOwnerDeletion", true}}});
-  meta["creationTimestamp"] = FormatRfc3339(scheduled);
-  model::Json job = model::Json::object();
-  job["apiVersion"] = "batch/v1";
-  job["kind"] = "Job";
-  job["metadata"] = std::move(meta);
-  job["spec"] = cj.spec.job_template.spec;
+  model::Json owner(model::Json::value_t::object);
+  Object& o = owner.get_ref<Object&>();
+  o.emplace("apiVersion", cj.api_version.empty() ? "batch/v1" : cj.api_version);
+  o.emplace("kind", "CronJob");
+  o.emplace("name", cj.metadata.name);
+  o.emplace("uid", cj.metadata.uid);
+  o.emplace("controller", true);
+  o.emplace("blockOwnerDeletion", true);
+  model::Json owners(model::Json::value_t::array);
+  owners.get_ref<model::Json::array_t&>().push_back(std::move(owner));
+  m.emplace("ownerReferences", std::move(owners));
+  m.emplace("creationTimestamp", FormatRfc3339(scheduled));
+  model::Json job(model::Json::value_t::object);
+  Object& top = job.get_ref<Object&>();
+  top.emplace("apiVersion", "batch/v1");
+  top.emplace("kind", "Job");
+  top.emplace("metadata", std::move(meta));
+  top.emplace("spec", cj.spec.job_template.spec);
   return job;
 }
 

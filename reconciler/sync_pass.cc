@@ -52,7 +52,11 @@ SyncPass::SyncPass(const SyncInputRef& in)
     : in_(in),
       cj_(in.cron_job),
       status_(in.cron_job->status),
-      accountant_(*in.accounting, DefaultAnchor(*in.cron_job), in.now) {}
+      accountant_(*in.accounting, DefaultAnchor(*in.cron_job), in.now) {
+  // A pass records a few decisions (a requeue, a status update, a fire time and its Job or
+  // skip, events): room for the usual ones, so that they are not moved as the vector grows.
+  out_.decisions.reserve(4);
+}
 
 Step SyncPass::Run() {
   // spec §3: owned jobs, then cleanup (flag A), then syncCronJob (flag B) on the same list.
