@@ -294,11 +294,13 @@ class Engine {
 
   // engine_pass.cc: deciding.
   void ReplayPass(uint64_t tick_seq, OpenPass& p, const model::PassEnd& e);
-  void DecidePass(uint64_t tick_seq, OpenPass& p, const model::PassEnd& e, const FamilyView* view);
+  // `key`: the pass's family, "ns/name" (FamilyKey of its Tick).
+  void DecidePass(const std::string& key, uint64_t tick_seq, OpenPass& p, const model::PassEnd& e,
+                  const FamilyView* view);
   // The deciding thread of a pipelined replay.
   void DecideQueued();
   void Synthesize(const std::string& key, Time until, const OpenPass& p);
-  void RunPass(PassSummary summary, const FamilyView& view, OpenPass& p,
+  void RunPass(const std::string& key, PassSummary summary, const FamilyView& view, OpenPass& p,
                const std::string& recorded_accounting);
   // The family's cached SyncInput brought up to `view` (what-if overrides applied).
   reconciler::SyncInput& InputFor(const std::string& key, const FamilyView& view);

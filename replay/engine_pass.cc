@@ -101,9 +101,17 @@ reconciler::SyncInput& Engine::InputFor(const std::string& key, const FamilyView
   return c.in;
 }
 
-void Engine::RunPass(PassSummary summary, const FamilyView& view, OpenPass& p,
-                     const std::string& recorded_accounting) {
-  const std::string key = FamilyKey(summary.tick.namespace_, summary.tick.name);
+void Engine::RunPass(const std::string& view_key, PassSummary summary, const FamilyView& view,
+                     OpenPass& p, const std::string& recorded_accounting) {
+  // The accounting chain is the Tick's CronJob's. That is the family whose view the pass reads
+  // (`view_key`, the PassEnd's) unless a log says otherwise; only then is the key built again.
+  const std::string& ns = summary.tick.namespace_;
+  const std::string& cj = summary.tick.name;
+  const bool same = view_key.size() == ns.size() + 1 + cj.size() &&
+                    view_key.compare(0, ns.size(), ns) == 0 && view_key[ns.size()] == '/' &&
+                    view_key.compare(ns.size() + 1, cj.size(), cj) == 0;
+  const std::string tick_key = same ? std::string() : FamilyKey(ns, cj);
+  const std::string& key = same ? view_key : tick_key;
   summary.cron_job_seq = view.cron_job_seq;
   if (!fast_) {  // a verify-only replay keeps no pass summaries
     for (const auto& [name, entry] : view.jobs) summary.job_seqs[name] = entry.seq;
@@ -198,7 +206,7 @@ void Engine::ReplayPass(uint64_t tick_seq, OpenPass& p, const model::PassEnd& e)
     return;
   }
   auto view = history_.At(key, e.view_seq);
-  DecidePass(tick_seq, p, e, view.get());
+  DecidePass(key, tick_seq, p, e, view.get());
 }
 
 void Engine::DecideQueued() {
@@ -218,9 +226,9 @@ void Engine::DecideQueued() {
         // A pass reading an older view than the family's previous pass: the full replay decides.
         if (!f.AdvanceTo(t.end.view_seq, history_)) fast_failed_ = true;
         if (fast_failed_) continue;
-        DecidePass(t.tick_seq, t.pass, t.end, f.any ? &f.view : nullptr);
+        DecidePass(t.key, t.tick_seq, t.pass, t.end, f.any ? &f.view : nullptr);
       } else {
-        DecidePass(t.tick_seq, t.pass, t.end, t.view.get());
+        DecidePass(t.key, t.tick_seq, t.pass, t.end, t.view.get());
         t.released.clear();
       }
     }
@@ -228,15 +236,15 @@ void Engine::DecideQueued() {
   }
 }
 
-void Engine::DecidePass(uint64_t tick_seq, OpenPass& p, const model::PassEnd& e,
-                        const FamilyView* view) {
+void Engine::DecidePass(const std::string& key, uint64_t tick_seq, OpenPass& p,
+                        const model::PassEnd& e, const FamilyView* view) {
   PassSummary s;
   s.tick_seq = tick_seq;
   s.tick = p.tick;
   s.view_seq = e.view_seq;
   if (!fast_) s.outcome_seqs = p.outcome_seqs;
   static const FamilyView kEmpty;
-  RunPass(std::move(s), view ? *view : kEmpty, p, e.accounting);
+  RunPass(key, std::move(s), view ? *view : kEmpty, p, e.accounting);
 }
 
 // controller.noDowntime: a pass at every fire time (plus the controller's 100 ms timer delta,
@@ -266,7 +274,7 @@ void Engine::Synthesize(const std::string& key, Time until, const OpenPass& p) {
     synth.in_scope = true;
     synth.history_cleanup = p.history_cleanup;
     synth.tzdb = p.tzdb;
-    RunPass(std::move(s), *view, synth, "");
+    RunPass(key, std::move(s), *view, synth, "");
   }
 }
 
