@@ -307,6 +307,19 @@ Result<Job> DecodeJob(const Json& j) {
   return job;
 }
 
+Result<ObjectMeta> DecodeJobMetadata(const Json& j) {
+  // DecodeJob's checks in DecodeJob's order (the first error wins), keeping only the metadata.
+  CL_RETURN_IF_ERROR(RequireObject(j, "Job"));
+  CL_RETURN_IF_ERROR(ReqString(j, "apiVersion", "").status());
+  CL_RETURN_IF_ERROR(ReqString(j, "kind", "").status());
+  CL_ASSIGN_OR_RETURN(const Json* meta, ObjectAt(j, "metadata", ""));
+  CL_ASSIGN_OR_RETURN(ObjectMeta metadata, DecodeObjectMeta(*meta));
+  CL_RETURN_IF_ERROR(ObjectAt(j, "spec", "").status());  // OptObject's error, without the copy
+  CL_ASSIGN_OR_RETURN(const Json* status, ObjectAt(j, "status", ""));
+  CL_RETURN_IF_ERROR(DecodeJobStatus(*status).status());
+  return metadata;
+}
+
 Json EncodeJob(const Job& job) {
   Json j = job.raw.is_object() ? job.raw : Json::object();
   PutString(&j, "apiVersion", job.api_version);

@@ -131,6 +131,9 @@ inline bool IsSucceeded(const Job& job) { return FinishedCondition(job) == "Comp
 Result<ObjectMeta> DecodeObjectMeta(const Json& j, std::string_view path = "metadata");
 Result<CronJob> DecodeCronJob(const Json& j);
 Result<Job> DecodeJob(const Json& j);
+// DecodeJob(j)->metadata, with DecodeJob's errors, without copying the rest of the Job (the raw
+// object, spec, status): what a pass reads of the Job an API call returned.
+Result<ObjectMeta> DecodeJobMetadata(const Json& j);
 Result<ObjectReference> DecodeObjectReference(const Json& j, std::string_view path);
 
 Json EncodeObjectMeta(const ObjectMeta& m);

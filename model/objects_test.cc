@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <vector>
+
 namespace cronledger::model {
 namespace {
 
@@ -103,6 +106,68 @@ TEST(JobCodec, FirstFinishedConditionDecides) {
   EXPECT_EQ(FinishedCondition(job), "Complete");
   job.status.conditions.clear();
   EXPECT_FALSE(IsFinished(job));
+}
+
+// DecodeJobMetadata is DecodeJob(j)->metadata with DecodeJob's errors: compared on the sample Job
+// with every member (at any depth) replaced by each kind of value or removed, and on non-objects.
+TEST(JobCodec, MetadataAloneDecodesAsTheWholeJob) {
+  const Json job = *ParseJson(kJob);
+  const Json values[] = {Json(),
+                         Json(true),
+                         Json(7),
+                         Json(-1.5),
+                         Json("s"),
+                         Json::array(),
+                         Json::array({1, "x"}),
+                         Json::object(),
+                         Json::object({{"name", 1}})};
+  std::vector<Json> docs = {Json(), Json(3), Json::array(), Json::object(), job};
+  // Every path to a member of the sample, depth first.
+  std::vector<Json::json_pointer> paths;
+  std::function<void(const Json&, const Json::json_pointer&)> walk =
+      [&](const Json& j, const Json::json_pointer& at) {
+        if (j.is_object()) {
+          for (const auto& [k, v] : j.items()) {
+            paths.push_back(at / k);
+            walk(v, at / k);
+          }
+        } else if (j.is_array()) {
+          for (size_t i = 0; i < j.size(); ++i) {
+            paths.push_back(at / i);
+            walk(j[i], at / i);
+          }
+        }
+      };
+  walk(job, Json::json_pointer());
+  for (const auto& path : paths) {
+    for (const Json& v : values) {
+      Json d = job;
+      d[path] = v;
+      docs.push_back(std::move(d));
+    }
+    Json d = job;
+    if (d[path.parent_pointer()].is_object()) {
+      d[path.parent_pointer()].erase(path.back());
+      docs.push_back(std::move(d));
+    }
+  }
+  size_t failed = 0;
+  for (const Json& d : docs) {
+    SCOPED_TRACE(DumpJson(d));
+    const auto whole = DecodeJob(d);
+    const auto meta = DecodeJobMetadata(d);
+    ASSERT_EQ(meta.ok(), whole.ok());
+    if (!whole.ok()) {
+      ++failed;
+      EXPECT_EQ(meta.status().ToString(), whole.status().ToString());
+    } else {
+      EXPECT_EQ(DumpJson(EncodeObjectMeta(*meta)), DumpJson(EncodeObjectMeta(whole->metadata)));
+      EXPECT_EQ(meta->uid, whole->metadata.uid);
+      EXPECT_EQ(meta->resource_version, whole->metadata.resource_version);
+    }
+  }
+  EXPECT_GT(paths.size(), 20u);
+  EXPECT_GT(failed, 50u);  // the mutations reach the errors of every part
 }
 
 TEST(Codec, WrongTypesAreClearErrors) {

@@ -46,8 +46,8 @@ SyncPass::Flow SyncPass::CreateJob(Time slot) {
   } else {
     response = &created->object;
   }
-  auto job = model::DecodeJob(*response);
-  if (!job.ok()) {
+  auto meta = model::DecodeJobMetadata(*response);  // all the pass reads of the created Job
+  if (!meta.ok()) {
     accountant_.Pend(slot, std::string(skip::kSuperseded));
     return Fail("unable to make object reference for job for " + cj_->metadata.Key());
   }
@@ -66,10 +66,10 @@ SyncPass::Flow SyncPass::CreateJob(Time slot) {
   model::ObjectReference ref;
   ref.api_version = "batch/v1";
   ref.kind = "Job";
-  ref.namespace_ = job->metadata.namespace_;
-  ref.name = job->metadata.name;
-  ref.uid = job->metadata.uid;
-  ref.resource_version = job->metadata.resource_version;
+  ref.namespace_ = std::move(meta->namespace_);
+  ref.name = std::move(meta->name);
+  ref.uid = std::move(meta->uid);
+  ref.resource_version = std::move(meta->resource_version);
   status_.active.push_back(std::move(ref));
   status_.last_schedule_time = slot;
   sync_update_ = true;
@@ -87,13 +87,13 @@ SyncPass::Flow SyncPass::AdoptExisting(Time slot, const std::string& name,
     accountant_.Pend(slot, std::string(skip::kSuperseded));
     return Fail(got->message);
   }
-  auto job = model::DecodeJob(got->object);
-  if (!job.ok()) {
+  auto meta = model::DecodeJobMetadata(got->object);
+  if (!meta.ok()) {
     accountant_.Pend(slot, std::string(skip::kSuperseded));
-    return Fail("decoding the Job from the API: " + job.status().message());
+    return Fail("decoding the Job from the API: " + meta.status().message());
   }
-  const model::OwnerReference* owner = job->metadata.ControllerRef();
-  if (owner == nullptr || owner->uid != cj_->metadata.uid || InActive(status_, job->metadata.uid)) {
+  const model::OwnerReference* owner = meta->ControllerRef();
+  if (owner == nullptr || owner->uid != cj_->metadata.uid || InActive(status_, meta->uid)) {
     // Another actor manages it, or it is already tracked.
     accountant_.Pend(slot, std::string(skip::kAlreadyProcessed));
     return Flow::kReturn;
