@@ -78,7 +78,6 @@ Step SyncPass::Run() {
 
 SyncPass::Flow SyncPass::Finish() {
   DrainSlotRecords();
-  out_.status = status_;
   out_.status_changed = cleanup_update_ || sync_update_;
   out_.accounting = accountant_.Finish();
   if (out_.status_changed) {
@@ -94,6 +93,7 @@ SyncPass::Flow SyncPass::Finish() {
     if (!outcome->ok()) {
       // spec §3 step 6: a failed status write wins over any requeue delay.
       out_.error = outcome->message;
+      out_.status = std::move(status_);  // the pass ends here
       return Flow::kReturn;
     }
     model::Decision d = NewRecord(DecisionAction::kUpdateStatus);
@@ -108,6 +108,7 @@ SyncPass::Flow SyncPass::Finish() {
   } else {
     out_.error = sync_error_;
   }
+  out_.status = std::move(status_);  // the pass ends here
   return Flow::kReturn;
 }
 
@@ -292,6 +293,11 @@ void SyncPass::RecordSuccess(const model::Job& job) {
 
 // spec §6.1, second loop: active entries the cache did not show are checked with a fresh GET.
 SyncPass::Flow SyncPass::DropMissingActive() {
+  // Usually the cache showed them all: then there is nothing to check (and nothing to copy).
+  const auto unseen = [&](const model::ObjectReference& ref) {
+    return seen_uids_.count(ref.uid) == 0;
+  };
+  if (std::none_of(status_.active.begin(), status_.active.end(), unseen)) return Flow::kContinue;
   const std::vector<model::ObjectReference> snapshot = status_.active;
   for (const auto& ref : snapshot) {
     if (seen_uids_.count(ref.uid) != 0) continue;

@@ -68,7 +68,7 @@ class SyncPass {
   std::optional<model::CronJob> fresh_;
   model::CronJobStatus status_;
   std::vector<const model::Job*> owned_;
-  std::set<std::string> seen_uids_;
+  std::set<std::string_view> seen_uids_;  // of the input's Jobs, which outlive the pass
   std::shared_ptr<const reconciler::Schedule> schedule_;
   SlotAccountant accountant_;
   SyncResult out_;
