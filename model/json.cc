@@ -105,7 +105,12 @@ void PutOptString(Json* obj, std::string_view key, const std::optional<std::stri
 }
 
 void PutString(Json* obj, std::string_view key, const std::string& v) {
-  PutOptString(obj, key, v.empty() ? std::nullopt : std::optional<std::string>(v));
+  // PutOptString(obj, key, v or nullopt when empty), without copying `v` into an optional first.
+  if (v.empty()) {
+    obj->erase(std::string(key));
+  } else {
+    (*obj)[std::string(key)] = v;
+  }
 }
 
 void PutOptInt(Json* obj, std::string_view key, const std::optional<int64_t>& v) {
@@ -125,8 +130,11 @@ void PutOptBool(Json* obj, std::string_view key, const std::optional<bool>& v) {
 }
 
 void PutOptTime(Json* obj, std::string_view key, const std::optional<Time>& v) {
-  PutOptString(obj, key,
-               v.has_value() ? std::optional<std::string>(FormatRfc3339(*v)) : std::nullopt);
+  if (v.has_value()) {
+    (*obj)[std::string(key)] = FormatRfc3339(*v);
+  } else {
+    obj->erase(std::string(key));
+  }
 }
 
 void PutStringMap(Json* obj, std::string_view key, const std::map<std::string, std::string>& m) {
