@@ -182,6 +182,70 @@ TEST(DecisionCodec, CanonicalBytesAreTheTreeEncodingByteForByte) {
   }
 }
 
+// The direct writer's fast paths against the tree encoding: strings copied as they are when
+// plain (checked eight bytes at a time), and times written from a cached date.
+TEST(DecisionCodec, CanonicalStringsAndTimesMatchTheTreeEncodingAtEveryPosition) {
+  // Every byte value at every position of strings of 0..40 bytes (covers the 8-byte words, their
+  // tails, and a special byte just before/after a word boundary).
+  Decision d = Sample(DecisionAction::kEvent);
+  for (size_t len = 1; len <= 40; ++len) {
+    for (size_t pos = 0; pos < len; ++pos) {
+      for (int b = 0; b < 256; ++b) {
+        std::string s(len, 'a' + static_cast<char>(len % 26));
+        s[pos] = static_cast<char>(b);
+        d.message = s;
+        d.status = Json::object({{s, s}});
+        ASSERT_EQ(CanonicalDecisionBytes(d), DumpJson(EncodeDecision(d)))
+            << "len " << len << " pos " << pos << " byte " << b;
+      }
+    }
+  }
+  d.message.reset();
+  d.status = Json();
+  // Times around day, year and range boundaries, with and without fractions, one after the
+  // other (the cached date changes between them) and repeated (it is reused).
+  std::vector<int64_t> seconds = {
+      -62135596801, -62135596800, -62135596799, -1,          0,          1,
+      86399,        86400,        951782400,    951868799,   1709164800, 1709251199,
+      253402300799, 253402300800, -70000000000, 300000000000};
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 2000; ++i) {
+    seconds.push_back(std::uniform_int_distribution<int64_t>(-62135596800, 253402300799)(rng));
+    seconds.push_back(1700000000 + std::uniform_int_distribution<int64_t>(0, 3 * 86400)(rng));
+  }
+  for (const int32_t nanos : {0, 1, 10, 100000000, 120000000, 999999999, 500}) {
+    for (const int64_t s : seconds) {
+      for (int repeat = 0; repeat < 2; ++repeat) {
+        d.time = Time::FromUnix(s, nanos);
+        d.scheduled_time = Time::FromUnix(s + 86400 * repeat, nanos);
+        ASSERT_EQ(CanonicalDecisionBytes(d), DumpJson(EncodeDecision(d)))
+            << s << " " << nanos << " " << repeat;
+        AccountingState st;
+        st.accounted_through = d.time;
+        st.blocked_until = d.scheduled_time;
+        ASSERT_EQ(AccountingStateBytes(st), DumpJson(EncodeAccountingState(st)));
+      }
+    }
+  }
+}
+
+// The writer appends after what the string holds (and across its growth), whatever its capacity.
+TEST(DecisionCodec, CanonicalBytesAppendAfterExistingContent) {
+  Decision d = Sample(DecisionAction::kCreateJob);
+  Json big = Json::object();
+  for (int i = 0; i < 300; ++i)
+    big["key-" + std::to_string(i)] = std::string(static_cast<size_t>(i), 'x');
+  d.job_object = big;
+  const std::string want = DumpJson(EncodeDecision(d));
+  for (const size_t prefix : {size_t{0}, size_t{1}, size_t{511}, size_t{4096}}) {
+    std::string out(prefix, 'p');
+    AppendCanonicalDecisionBytes(d, &out);
+    ASSERT_EQ(out, std::string(prefix, 'p') + want);
+    AppendCanonicalDecisionBytes(d, &out);
+    ASSERT_EQ(out, std::string(prefix, 'p') + want + want);
+  }
+}
+
 TEST(DecisionCodec, RejectsUnknownAction) {
   Json j = EncodeDecision(Sample(DecisionAction::kEvent));
   j["action"] = "launchMissiles";
