@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "model/byte_sink.h"
 #include "model/objects.h"
 
 namespace cronledger::model {
@@ -41,59 +42,9 @@ Result<uint64_t> ReqUint(const Json& j, std::string_view key, std::string_view p
 // double, and the embedded Json values go through nlohmann's own serializer, so escaping and
 // number formatting are nlohmann's by construction.
 //
-// Bytes are written through a raw cursor into the string's own storage (grown ahead, cut back at
-// the end): std::string's push_back and append are out-of-line calls in libstdc++ (its extern
-// template), one per character or field otherwise — they were ~20% of the canonical writer.
-class Sink {
- public:
-  explicit Sink(std::string* s) : s_(s) { Attach(); }
-  ~Sink() { Detach(); }
-  Sink(const Sink&) = delete;
-  Sink& operator=(const Sink&) = delete;
-
-  // Room for n more bytes at cur().
-  char* Need(size_t n) {
-    if (static_cast<size_t>(end_ - p_) < n) Grow(n);
-    return p_;
-  }
-  void Advance(char* to) { p_ = to; }
-  void Put(char c) {
-    Need(1);
-    *p_++ = c;
-  }
-  void Put(std::string_view v) {
-    Need(v.size());
-    std::memcpy(p_, v.data(), v.size());
-    p_ += v.size();
-  }
-  // Writers that take the string itself (nlohmann's serializer): the string ends at the cursor
-  // while f runs.
-  template <typename F>
-  void WithString(F&& f) {
-    Detach();
-    f(s_);
-    Attach();
-  }
-
- private:
-  void Attach() {
-    const size_t pos = s_->size();
-    s_->resize(pos + 512);
-    p_ = s_->data() + pos;
-    end_ = s_->data() + s_->size();
-  }
-  void Detach() { s_->resize(static_cast<size_t>(p_ - s_->data())); }
-  void Grow(size_t n) {
-    const size_t pos = static_cast<size_t>(p_ - s_->data());
-    s_->resize(std::max(s_->size() * 2, pos + n + 512));
-    p_ = s_->data() + pos;
-    end_ = s_->data() + s_->size();
-  }
-
-  std::string* s_;
-  char* p_ = nullptr;
-  char* end_ = nullptr;
-};
+// Bytes are written through a ByteSink (model/byte_sink.h): a raw cursor instead of
+// std::string's out-of-line push_back/append per byte or field.
+using Sink = ByteSink;
 
 void AppendJsonValue(const Json& j, Sink* out) {
   out->WithString([&](std::string* s) {
@@ -266,7 +217,85 @@ void AppendOptTime(const std::optional<Time>& t, Sink* out) {
   }
 }
 
+// A CBOR head: major type and argument, in the shortest form (RFC 8949 §3), as binary_writer
+// writes every head.
+void CborHead(uint8_t major, uint64_t n, ByteSink* out) {
+  char* p = out->Need(9);
+  const auto m = static_cast<char>(major << 5);
+  int bytes = 0;
+  if (n <= 0x17) {
+    *p++ = static_cast<char>(m | static_cast<char>(n));
+  } else if (n <= 0xff) {
+    *p++ = static_cast<char>(m | 24);
+    bytes = 1;
+  } else if (n <= 0xffff) {
+    *p++ = static_cast<char>(m | 25);
+    bytes = 2;
+  } else if (n <= 0xffffffff) {
+    *p++ = static_cast<char>(m | 26);
+    bytes = 4;
+  } else {
+    *p++ = static_cast<char>(m | 27);
+    bytes = 8;
+  }
+  for (int i = bytes - 1; i >= 0; --i) *p++ = static_cast<char>(n >> (8 * i));
+  out->Advance(p);
+}
+
+void CborString(std::string_view s, ByteSink* out) {
+  CborHead(3, s.size(), out);
+  out->Put(s);
+}
+
 }  // namespace
+
+void AppendCbor(const Json& j, ByteSink* out) {
+  switch (j.type()) {
+    case Json::value_t::null:
+      out->Byte(0xf6);
+      return;
+    case Json::value_t::boolean:
+      out->Byte(j.get<bool>() ? 0xf5 : 0xf4);
+      return;
+    case Json::value_t::number_integer: {
+      const auto v = j.get<int64_t>();
+      if (v >= 0) {
+        CborHead(0, static_cast<uint64_t>(v), out);
+      } else {
+        CborHead(1, static_cast<uint64_t>(-1 - v), out);
+      }
+      return;
+    }
+    case Json::value_t::number_unsigned:
+      CborHead(0, j.get<uint64_t>(), out);
+      return;
+    case Json::value_t::string:
+      CborString(j.get_ref<const std::string&>(), out);
+      return;
+    case Json::value_t::array: {
+      const auto& a = j.get_ref<const Json::array_t&>();
+      CborHead(4, a.size(), out);
+      for (const Json& v : a) AppendCbor(v, out);
+      return;
+    }
+    case Json::value_t::object: {
+      const auto& o = j.get_ref<const Json::object_t&>();
+      CborHead(5, o.size(), out);
+      for (const auto& [key, value] : o) {
+        CborString(key, out);
+        AppendCbor(value, out);
+      }
+      return;
+    }
+    default:  // doubles, binary, discarded: binary_writer itself
+      out->WithString([&](std::string* s) {
+        Json::to_cbor(j, nlohmann::detail::output_adapter<char, std::string>(*s));
+      });
+      return;
+  }
+}
+
+namespace {}  // namespace
 
 std::string_view DecisionActionName(DecisionAction a) {
   for (const auto& [action, name] : kActions) {
