@@ -86,7 +86,7 @@ class ByteSink {
     end_ = s_->data() + s_->size();
   }
   void Detach() { s_->resize(size()); }
-  void Grow(size_t n) {
+  [[gnu::noinline]] void Grow(size_t n) {
     const size_t pos = size();
     s_->resize(std::max(s_->size() * 2, pos + n + 512));
     p_ = s_->data() + pos;

@@ -6,6 +6,10 @@
 #include <cstring>
 #include <utility>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "model/byte_sink.h"
 #include "model/objects.h"
 
@@ -54,36 +58,50 @@ void AppendJsonValue(const Json& j, Sink* out) {
   });
 }
 
-// True when `s` is written as is between quotes: printable ASCII (0x20..0x7e) without '"' or
-// '\\'. Eight bytes at a time: the classic exact "has a zero byte" / "has a byte < n" word tests
-// (a flag for a byte can only be wrong above the lowest byte that is flagged rightly, so the
-// word's verdict is exact); the rest byte by byte.
-bool Plain(std::string_view s) {
-  constexpr uint64_t k01 = 0x0101010101010101ULL;
-  constexpr uint64_t k80 = 0x8080808080808080ULL;
-  const char* p = s.data();
+// Strings that are plain printable ASCII (0x20..0x7e) without '"' or '\\' are written as they
+// are between quotes; CopyPlain writes them and returns true, or returns false with nothing
+// committed.
+#if defined(__SSE2__)
+// `s` between quotes at the cursor, sixteen bytes checked and stored at a
+// time (SSE2, every x86-64 CPU). Returns false, with nothing committed, when a byte is not plain.
+// A plain byte as a signed char is 0x20..0x7e: not below 0x20 (which takes every byte >= 0x80),
+// not 0x7f, '"' or '\\'.
+bool CopyPlain(std::string_view s, Sink* out) {
+  char* const start = out->Need(s.size() + 2 + 16);  // stores run up to 15 bytes past the end
+  char* p = start + 1;
+  const char* q = s.data();
   size_t n = s.size();
-  for (; n >= 8; p += 8, n -= 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    const uint64_t quote = v ^ (k01 * '"');
-    const uint64_t backslash = v ^ (k01 * '\\');
-    const uint64_t del = v ^ (k01 * 0x7f);
-    const uint64_t bad = ((v - k01 * 0x20) & ~v) | ((quote - k01) & ~quote) |
-                         ((backslash - k01) & ~backslash) | ((del - k01) & ~del) | v;
-    if ((bad & k80) != 0) return false;
+  const __m128i space = _mm_set1_epi8(0x20), del = _mm_set1_epi8(0x7f);
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+  auto bad = [&](__m128i v) {
+    const __m128i b =
+        _mm_or_si128(_mm_or_si128(_mm_cmplt_epi8(v, space), _mm_cmpeq_epi8(v, del)),
+                     _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
+    return _mm_movemask_epi8(b);
+  };
+  for (; n >= 16; n -= 16, q += 16, p += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+    if (bad(v) != 0) return false;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v);
   }
-  for (; n > 0; ++p, --n) {
-    const auto u = static_cast<unsigned char>(*p);
-    if (u < 0x20 || u > 0x7e || u == '"' || u == '\\') return false;
+  if (n > 0) {
+    char tail[16] = {};
+    std::memcpy(tail, q, n);
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tail));
+    if ((bad(v) & ((1 << n) - 1)) != 0) return false;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v);
+    p += n;
   }
+  *start = '"';
+  *p++ = '"';
+  out->Advance(p);
   return true;
 }
-
-void AppendString(std::string_view s, Sink* out) {
-  if (!Plain(s)) {
-    AppendJsonValue(Json(std::string(s)), out);
-    return;
+#else
+bool CopyPlain(std::string_view s, Sink* out) {
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u > 0x7e || c == '"' || c == '\\') return false;
   }
   char* p = out->Need(s.size() + 2);
   *p++ = '"';
@@ -91,6 +109,12 @@ void AppendString(std::string_view s, Sink* out) {
   p += s.size();
   *p++ = '"';
   out->Advance(p);
+  return true;
+}
+#endif
+
+void AppendString(std::string_view s, Sink* out) {
+  if (!CopyPlain(s, out)) AppendJsonValue(Json(std::string(s)), out);
 }
 
 template <typename Int>

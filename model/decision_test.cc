@@ -192,10 +192,10 @@ TEST(DecisionCodec, CanonicalBytesAreTheTreeEncodingByteForByte) {
 }
 
 // The direct writer's fast paths against the tree encoding: strings copied as they are when
-// plain (checked eight bytes at a time), and times written from a cached date.
+// plain (checked sixteen bytes at a time), and times written from a cached date.
 TEST(DecisionCodec, CanonicalStringsAndTimesMatchTheTreeEncodingAtEveryPosition) {
-  // Every byte value at every position of strings of 0..40 bytes (covers the 8-byte words, their
-  // tails, and a special byte just before/after a word boundary).
+  // Every byte value at every position of strings of 1..40 bytes (covers the 16-byte blocks, their
+  // tails, and a special byte just before/after a block boundary).
   Decision d = Sample(DecisionAction::kEvent);
   for (size_t len = 1; len <= 40; ++len) {
     for (size_t pos = 0; pos < len; ++pos) {
