@@ -67,7 +67,7 @@ void AppendJsonValue(const Json& j, Sink* out) {
 // A plain byte as a signed char is 0x20..0x7e: not below 0x20 (which takes every byte >= 0x80),
 // not 0x7f, '"' or '\\'.
 bool CopyPlain(std::string_view s, Sink* out) {
-  char* const start = out->Need(s.size() + 2 + 16);  // stores run up to 15 bytes past the end
+  char* const start = out->Need(s.size() + 2);
   char* p = start + 1;
   const char* q = s.data();
   size_t n = s.size();
@@ -84,13 +84,38 @@ bool CopyPlain(std::string_view s, Sink* out) {
     if (bad(v) != 0) return false;
     _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v);
   }
-  if (n > 0) {
-    char tail[16] = {};
-    std::memcpy(tail, q, n);
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tail));
-    if ((bad(v) & ((1 << n) - 1)) != 0) return false;
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v);
+  // The last n < 16 bytes: loads that overlap what was checked already (or each other) instead
+  // of a copy to the stack and a 16-byte load of it (which stalls on store forwarding).
+  if (n > 0 && s.size() >= 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + n - 16));
+    if (bad(v) != 0) return false;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p + n - 16), v);
     p += n;
+  } else if (n >= 8) {
+    uint64_t lo, hi;
+    std::memcpy(&lo, q, 8);
+    std::memcpy(&hi, q + n - 8, 8);
+    if (bad(_mm_set_epi64x(static_cast<int64_t>(hi), static_cast<int64_t>(lo))) != 0) return false;
+    std::memcpy(p, &lo, 8);
+    std::memcpy(p + n - 8, &hi, 8);
+    p += n;
+  } else if (n >= 4) {
+    uint32_t lo, hi;
+    std::memcpy(&lo, q, 4);
+    std::memcpy(&hi, q + n - 4, 4);
+    constexpr int kSpaces = 0x20202020;  // plain: fills the unused lanes
+    if (bad(_mm_set_epi32(kSpaces, kSpaces, static_cast<int>(hi), static_cast<int>(lo))) != 0) {
+      return false;
+    }
+    std::memcpy(p, &lo, 4);
+    std::memcpy(p + n - 4, &hi, 4);
+    p += n;
+  } else {
+    for (; n > 0; --n, ++q) {
+      const auto u = static_cast<unsigned char>(*q);
+      if (u < 0x20 || u > 0x7e || u == '"' || u == '\\') return false;
+      *p++ = *q;
+    }
   }
   *start = '"';
   *p++ = '"';
