@@ -206,6 +206,23 @@ bool StreamVerifier::Finish() {
   return !failed();
 }
 
+namespace {
+
+// The next decision's object and out-of-line strings, loaded while the current one is written and
+// hashed: they were written on the deciding thread's core, and the canonical writer otherwise
+// waits for each of them in turn.
+void Prefetch(const model::Decision& d) {
+  const char* p = reinterpret_cast<const char*>(&d);
+  for (size_t off = 0; off < sizeof d; off += 64) __builtin_prefetch(p + off);
+  for (const std::string* s : {&d.cron_job.uid, &d.cron_job.name, &d.cron_job.namespace_}) {
+    __builtin_prefetch(s->data());
+  }
+  if (d.job_name) __builtin_prefetch(d.job_name->data());
+  if (d.message) __builtin_prefetch(d.message->data());
+}
+
+}  // namespace
+
 void StreamVerifier::Match() {
   std::vector<model::Decision> batch;
   for (;;) {
@@ -218,9 +235,10 @@ void StreamVerifier::Match() {
       space_.notify_one();
     }
     if (failed()) continue;  // the scan is stopping: take its batches, do nothing
-    for (const model::Decision& d : batch) {
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (i + 1 < batch.size()) Prefetch(batch[i + 1]);
       canonical_.resize(DecisionDigest::kFrame);  // the chain and length go there
-      model::AppendCanonicalDecisionBytes(d, &canonical_);
+      model::AppendCanonicalDecisionBytes(batch[i], &canonical_);
       digest_.AddFramed(&canonical_);
     }
     if (!batch.empty()) pending_.push_back(std::move(batch));
