@@ -2,9 +2,11 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 
+#include "model/byte_sink.h"
 #include "model/varint.h"
 
 namespace cronledger::model {
@@ -171,11 +173,31 @@ enum DecisionFlag : uint64_t {
   kHasRangeEnd = 1 << 10,  // appended last, so records without it keep their v1 layout
 };
 
-void PutJson(const Json& j, RecordWriter* w) {
-  thread_local std::string cbor;  // reused: no allocation per member once it has grown
-  cbor.clear();
-  Json::to_cbor(j, nlohmann::detail::output_adapter<char, std::string>(cbor));
-  w->Bytes(cbor);
+// What RecordWriter::Bytes writes for Json::to_cbor's bytes (a varint length, then the CBOR),
+// written in place: the CBOR (AppendCbor, the same bytes) goes after a one-byte length and is
+// moved right when its length needs more bytes.
+void PutJson(const Json& j, ByteSink* w) {
+  const size_t at = w->size();
+  w->Byte(0);
+  AppendCbor(j, w);
+  const size_t n = w->size() - at - 1;
+  if (n < 0x80) {
+    *w->at(at) = static_cast<char>(n);
+    return;
+  }
+  char len[10];
+  size_t k = 0;
+  for (uint64_t v = n;; v >>= 7) {
+    if (v < 0x80) {
+      len[k++] = static_cast<char>(v);
+      break;
+    }
+    len[k++] = static_cast<char>((v & 0x7f) | 0x80);
+  }
+  w->Need(k - 1);
+  std::memmove(w->at(at + k), w->at(at + 1), n);
+  std::memcpy(w->at(at), len, k);
+  w->Advance(w->at(at + k + n));
 }
 
 bool GetJson(RecordReader* r, Json* out) {
@@ -388,7 +410,7 @@ Status DecodeWatchEventRef(std::string_view bytes, WatchEventRef* out) {
 }
 
 void EncodeDecisionRecord(const Decision& d, std::string* out) {
-  RecordWriter w(out);
+  ByteSink w(out);  // RecordWriter's bytes through a raw cursor
   w.Byte(kInputFormatV1);
   w.Byte(static_cast<uint8_t>(RecordType::kDecision));
   uint64_t flags = 0;

@@ -1,5 +1,6 @@
 #include "replay/digest.h"
 
+#include <cstring>
 #include <string_view>
 
 namespace cronledger::replay {
@@ -20,6 +21,15 @@ void DecisionDigest::AddBytes(std::string_view canonical) {
   h.Update(std::string_view(len, 8));
   h.Update(canonical);
   chain_ = h.Finish();
+  ++count_;
+}
+
+void DecisionDigest::AddFramed(std::string* framed) {
+  const uint64_t n = framed->size() - kFrame;
+  char* p = framed->data();
+  std::memcpy(p, chain_.data(), chain_.size());
+  for (int i = 0; i < 8; ++i) p[32 + i] = static_cast<char>(n >> (56 - 8 * i));
+  chain_ = Sha256::HashPadding(framed);
   ++count_;
 }
 

@@ -25,6 +25,11 @@ class DecisionDigest {
   DecisionDigest() { chain_.fill(0); }
   void Add(const model::Decision& d) { AddBytes(DigestBytes(d)); }
   void AddBytes(std::string_view canonical);
+  // AddBytes(framed->substr(kFrame)): the canonical bytes written after kFrame reserved bytes of
+  // *framed (whatever they hold). The chain and the length are written into those, the padding
+  // after the bytes, and the message is hashed in one pass (no copies); *framed is left modified.
+  static constexpr size_t kFrame = 40;
+  void AddFramed(std::string* framed);
   uint64_t count() const { return count_; }
   std::string Hex() const { return Sha256::Hex(chain_); }
   // Same chain state: equal streams so far (up to SHA-256 collisions).

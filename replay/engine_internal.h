@@ -260,7 +260,10 @@ class StreamVerifier {
   std::deque<std::vector<model::Decision>> batches_;
   bool closed_ = false;
   // The matching thread's (read by the others after it is joined).
-  std::deque<model::Decision> pending_;  // hashed, not matched yet
+  // Hashed, not matched yet: whole batches as handed over (no move per decision), the first
+  // pending_pos_ decisions of the front one matched already.
+  std::deque<std::vector<model::Decision>> pending_;
+  size_t pending_pos_ = 0;
   std::vector<model::Decision> passed_over_;
   DecisionDigest digest_;
   uint64_t records_ = 0;

@@ -173,11 +173,28 @@ Sha256::Digest Sha256::Finish() {
   tail[0] = static_cast<char>(0x80);
   for (int i = 0; i < 8; ++i) tail[pad + i] = static_cast<char>(bits >> (56 - 8 * i));
   Update(std::string_view(tail, pad + 8));
+  return State();
+}
+
+Sha256::Digest Sha256::State() const {
   Digest out;
   for (int i = 0; i < 8; ++i) {
     for (int j = 0; j < 4; ++j) out[4 * i + j] = static_cast<uint8_t>(h_[i] >> (24 - 8 * j));
   }
   return out;
+}
+
+Sha256::Digest Sha256::HashPadding(std::string* message, Impl impl) {
+  // The padding Finish() writes: 0x80, zeros up to 56 mod 64, the length in bits, big-endian.
+  const uint64_t bits = static_cast<uint64_t>(message->size()) * 8;
+  const size_t rest = message->size() % 64;
+  const size_t pad = (rest < 56 ? 56 : 120) - rest;
+  message->push_back(static_cast<char>(0x80));
+  message->append(pad - 1, '\0');
+  for (int i = 0; i < 8; ++i) message->push_back(static_cast<char>(bits >> (56 - 8 * i)));
+  Sha256 s(impl);
+  s.blocks_(&s.h_, reinterpret_cast<const uint8_t*>(message->data()), message->size() / 64);
+  return s.State();
 }
 
 Sha256::Digest Sha256::Hash(std::string_view bytes, Impl impl) {

@@ -32,9 +32,14 @@ class Sha256 {
   // One-shot helpers.
   static Digest Hash(std::string_view bytes, Impl impl = Impl::kAuto);
   static std::string Hex(const Digest& d);  // 64 lower-case hex digits
+  // Hash(*message), the padding appended to *message in place (it is left padded) and every
+  // block hashed straight from it: no copy through the streaming buffer.
+  static Digest HashPadding(std::string* message, Impl impl = Impl::kAuto);
 
  private:
   using BlocksFn = void (*)(std::array<uint32_t, 8>* h, const uint8_t* p, size_t blocks);
+
+  Digest State() const;
 
   BlocksFn blocks_;
   std::array<uint32_t, 8> h_;

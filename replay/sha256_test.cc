@@ -97,5 +97,37 @@ TEST(DecisionDigest, SeqIsNotPartOfTheDigestButEveryOtherFieldIs) {
   EXPECT_NE(DigestBytes(a), DigestBytes(b));
 }
 
+TEST(Sha256, HashPaddingEqualsHashOnEveryLength) {
+  for (const Sha256::Impl impl : {Sha256::Impl::kAuto, Sha256::Impl::kPortable}) {
+    for (size_t n = 0; n <= 300; ++n) {
+      std::string m;
+      for (size_t i = 0; i < n; ++i) m.push_back(static_cast<char>(i * 37 + n));
+      const Sha256::Digest want = Sha256::Hash(m, impl);
+      std::string padded = m;
+      ASSERT_EQ(Sha256::HashPadding(&padded, impl), want) << n;
+      ASSERT_EQ(padded.size() % 64, 0u);
+      ASSERT_EQ(padded.substr(0, n), m);
+    }
+  }
+}
+
+// The framed chain step is the chain step: same chain over a stream of canonical byte strings of
+// every length around the block boundaries, whatever the reserved bytes held.
+TEST(DecisionDigest, FramedEqualsAddBytes) {
+  DecisionDigest plain, framed;
+  std::string buf;
+  for (size_t n = 0; n <= 260; ++n) {
+    std::string canonical;
+    for (size_t i = 0; i < n; ++i) canonical.push_back(static_cast<char>('a' + (i * 7 + n) % 26));
+    plain.AddBytes(canonical);
+    buf.assign(DecisionDigest::kFrame, static_cast<char>(n));
+    buf += canonical;
+    framed.AddFramed(&buf);
+    ASSERT_EQ(framed, plain) << n;
+  }
+  EXPECT_EQ(framed.Hex(), plain.Hex());
+  EXPECT_EQ(framed.count(), 261u);
+}
+
 }  // namespace
 }  // namespace cronledger::replay
