@@ -561,8 +561,13 @@ Json EncodeAccountingState(const AccountingState& s) {
 std::string AccountingStateBytes(const AccountingState& s) {
   std::string out;
   out.reserve(160);
+  AppendAccountingStateBytes(s, &out);
+  return out;
+}
+
+void AppendAccountingStateBytes(const AccountingState& s, std::string* out) {
   {
-    Sink sink(&out);
+    Sink sink(out);
     sink.Put("{\"accountedThrough\":");
     AppendOptTime(s.accounted_through, &sink);
     sink.Put(",\"blockedKey\":");
@@ -577,7 +582,6 @@ std::string AccountingStateBytes(const AccountingState& s) {
     AppendOptTime(s.pending_slot, &sink);
     sink.Put('}');
   }
-  return out;
 }
 
 Result<AccountingState> DecodeAccountingState(const Json& j) {

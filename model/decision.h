@@ -123,6 +123,8 @@ struct AccountingState {
 Json EncodeAccountingState(const AccountingState& s);
 // Exactly DumpJson(EncodeAccountingState(s)) (what a PassEnd records), written directly.
 std::string AccountingStateBytes(const AccountingState& s);
+// The same appended to `*out`.
+void AppendAccountingStateBytes(const AccountingState& s, std::string* out);
 Result<AccountingState> DecodeAccountingState(const Json& j);
 
 }  // namespace cronledger::model

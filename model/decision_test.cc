@@ -255,6 +255,20 @@ TEST(DecisionCodec, CanonicalBytesAppendAfterExistingContent) {
   }
 }
 
+TEST(DecisionCodec, AccountingStateBytesAppendAfterExistingContent) {
+  AccountingState s;
+  s.accounted_through = Time::FromUnix(1704067200);
+  s.pending_reason = "TooLate \"quoted\"";
+  s.blocked_key = std::string(300, 'k');
+  const std::string want = DumpJson(EncodeAccountingState(s));
+  ASSERT_EQ(AccountingStateBytes(s), want);
+  for (const size_t prefix : {size_t{0}, size_t{1}, size_t{511}}) {
+    std::string out(prefix, 'p');
+    AppendAccountingStateBytes(s, &out);
+    ASSERT_EQ(out, std::string(prefix, 'p') + want);
+  }
+}
+
 // The decision record as RecordWriter and Json::to_cbor wrote it before EncodeDecisionRecord
 // wrote through a ByteSink with AppendCbor: the stored format, which replay compares byte for
 // byte with what it derives.

@@ -155,11 +155,14 @@ void Engine::RunPass(const std::string& view_key, PassSummary summary, const Fam
   for (model::Decision& d : result.decisions) {
     d.cause = model::DecisionCause{summary.tick_seq, summary.view_seq, summary.tick.trigger};
   }
-  if (options_.what_if.empty() && summary.problem.empty() &&
-      model::AccountingStateBytes(result.accounting) != recorded_accounting) {
-    summary.problem = "the accounting state after the pass differs: recorded " +
-                      recorded_accounting + ", derived " +
-                      model::AccountingStateBytes(result.accounting);
+  if (options_.what_if.empty() && summary.problem.empty()) {
+    thread_local std::string accounting;  // reused: no allocation per pass
+    accounting.clear();
+    model::AppendAccountingStateBytes(result.accounting, &accounting);
+    if (accounting != recorded_accounting) {
+      summary.problem = "the accounting state after the pass differs: recorded " +
+                        recorded_accounting + ", derived " + accounting;
+    }
   }
   if (observer_ != nullptr) {
     observer_->OnPass(PassContext{summary, view, before, result, recorded_accounting});
