@@ -2,9 +2,11 @@
 #include <rocksdb/iterator.h>
 
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <set>
 #include <utility>
+#include <variant>
 
 #include "model/json.h"
 #include "store/cronjob_index.h"
@@ -279,10 +281,16 @@ Status RocksDbLedger::ScanInputsAt(const rocksdb::Snapshot* snapshot, uint64_t f
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kInputsCf]));
   std::unique_ptr<rocksdb::Iterator> raw_it;
   if (with_raw) raw_it.reset(db_->NewIterator(ro, cfs_[kRawCf]));
-  LogRecord rec;
+  // One record per record type, each decoded into again and again: its strings keep their
+  // storage (the log's types alternate, so one record switching type would allocate them anew).
+  std::array<LogRecord, std::variant_size_v<model::Input> + 1> recs;
   for (it->Seek(keys::Be64(from_seq)); it->Valid(); it->Next()) {
-    if (!keys::GetBe64(ToView(it->key()), &rec.seq)) return Status::Corruption("input log key");
+    uint64_t seq = 0;
+    if (!keys::GetBe64(ToView(it->key()), &seq)) return Status::Corruption("input log key");
     CL_ASSIGN_OR_RETURN(keys::LogValue v, keys::DecodeLogValue(ToView(it->value())));
+    const uint8_t type = model::EncodedRecordType(v.input);
+    LogRecord& rec = recs[type < recs.size() ? type : 0];
+    rec.seq = seq;
     CL_RETURN_IF_ERROR(model::DecodeInputInto(v.input, &rec.input));  // reuses rec's strings
     rec.recorded_at = v.recorded_at;
     rec.raw_pruned = (v.flags & keys::kFlagRawPruned) != 0;
