@@ -411,14 +411,20 @@ bool DecodeOutcomeFieldsFast(std::string_view payload, std::string_view verb,
     } else if (k == "object" && created_job && !kv.value.is_null()) {
       model::Job job;
       if (!JobOf(kv.value, &job)) return false;  // DecodeJob decides (and the pass with it)
-      const model::ObjectMeta& m = job.metadata;
-      out->object = {{"apiVersion", job.api_version},
-                     {"kind", job.kind},
-                     {"metadata",
-                      {{"name", m.name},
-                       {"namespace", m.namespace_},
-                       {"uid", m.uid},
-                       {"resourceVersion", m.resource_version}}}};
+      // {"apiVersion", "kind", "metadata": {"name", "namespace", "uid", "resourceVersion"}},
+      // built member by member with the strings moved in (an initializer list copies each
+      // element, twice for the nested object).
+      model::ObjectMeta& m = job.metadata;
+      model::Json object(model::Json::value_t::object);
+      object["apiVersion"] = std::move(job.api_version);
+      object["kind"] = std::move(job.kind);
+      model::Json& meta = object["metadata"];
+      meta = model::Json(model::Json::value_t::object);
+      meta["name"] = std::move(m.name);
+      meta["namespace"] = std::move(m.namespace_);
+      meta["uid"] = std::move(m.uid);
+      meta["resourceVersion"] = std::move(m.resource_version);
+      out->object = std::move(object);
     }
   }
   return true;
