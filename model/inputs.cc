@@ -70,40 +70,33 @@ Status DecodeWatchEventRefV1(RecordReader* r, WatchEventRef* e) {
   return Status::Ok();
 }
 
-Result<Input> DecodeWatchEventV1(RecordReader* r) {
-  WatchEvent e;
-  CL_RETURN_IF_ERROR(DecodeWatchEventV1Into(r, &e));
-  return Input(std::move(e));
-}
-
-Result<Input> DecodeTickV1(RecordReader* r) {
-  Tick t;
-  if (!r->Time(&t.now) || !r->String(&t.namespace_) || !r->String(&t.name) ||
-      !r->String(&t.trigger)) {
+// The record decoders below decode into `*out`, reusing its strings' storage (a log scan decodes
+// every record into a holder of its type); every field is assigned.
+Status DecodeTickV1Into(RecordReader* r, Tick* t) {
+  if (!r->Time(&t->now) || !r->String(&t->namespace_) || !r->String(&t->name) ||
+      !r->String(&t->trigger)) {
     return Truncated("tick");
   }
-  return Input(std::move(t));
+  return Status::Ok();
 }
 
-Result<Input> DecodeActionOutcomeV1(RecordReader* r) {
-  ActionOutcome a;
+Status DecodeActionOutcomeV1Into(RecordReader* r, ActionOutcome* a) {
   uint8_t kind = 0;
-  if (!r->Time(&a.time) || !r->Varint(&a.decision_seq) || !r->String(&a.verb) || !r->Byte(&kind) ||
-      !r->String(&a.namespace_) || !r->String(&a.name) || !r->String(&a.result) ||
-      !r->String(&a.payload)) {
+  if (!r->Time(&a->time) || !r->Varint(&a->decision_seq) || !r->String(&a->verb) ||
+      !r->Byte(&kind) || !r->String(&a->namespace_) || !r->String(&a->name) ||
+      !r->String(&a->result) || !r->String(&a->payload)) {
     return Truncated("action outcome");
   }
   if (kind < 1 || kind > 2) return Status::Corruption("action outcome: unknown object kind");
-  a.kind = static_cast<ObjectKind>(kind);
-  return Input(std::move(a));
+  a->kind = static_cast<ObjectKind>(kind);
+  return Status::Ok();
 }
 
-Result<Input> DecodeConfigChangeV1(RecordReader* r) {
-  ConfigChange c;
-  if (!r->Time(&c.time) || !r->String(&c.key) || !r->String(&c.value)) {
+Status DecodeConfigChangeV1Into(RecordReader* r, ConfigChange* c) {
+  if (!r->Time(&c->time) || !r->String(&c->key) || !r->String(&c->value)) {
     return Truncated("config change");
   }
-  return Input(std::move(c));
+  return Status::Ok();
 }
 
 void EncodeActionIntent(const ActionIntent& a, RecordWriter* w) {
@@ -117,20 +110,19 @@ void EncodeActionIntent(const ActionIntent& a, RecordWriter* w) {
   w->Bytes(a.payload);
 }
 
-Result<Input> DecodeActionIntentV1(RecordReader* r) {
-  ActionIntent a;
+Status DecodeActionIntentV1Into(RecordReader* r, ActionIntent* a) {
   uint64_t index = 0;
   uint8_t kind = 0;
-  if (!r->Time(&a.time) || !r->Varint(&a.tick_seq) || !r->Varint(&index) || !r->String(&a.verb) ||
-      !r->Byte(&kind) || !r->String(&a.namespace_) || !r->String(&a.name) ||
-      !r->String(&a.payload)) {
+  if (!r->Time(&a->time) || !r->Varint(&a->tick_seq) || !r->Varint(&index) ||
+      !r->String(&a->verb) || !r->Byte(&kind) || !r->String(&a->namespace_) ||
+      !r->String(&a->name) || !r->String(&a->payload)) {
     return Truncated("action intent");
   }
   if (kind < 1 || kind > 2) return Status::Corruption("action intent: unknown object kind");
   if (index > UINT32_MAX) return Status::Corruption("action intent: call index out of range");
-  a.kind = static_cast<ObjectKind>(kind);
-  a.call_index = static_cast<uint32_t>(index);
-  return Input(std::move(a));
+  a->kind = static_cast<ObjectKind>(kind);
+  a->call_index = static_cast<uint32_t>(index);
+  return Status::Ok();
 }
 
 void EncodePassEnd(const PassEnd& p, RecordWriter* w) {
@@ -145,17 +137,16 @@ void EncodePassEnd(const PassEnd& p, RecordWriter* w) {
   w->Bytes(p.accounting);
 }
 
-Result<Input> DecodePassEndV1(RecordReader* r) {
-  PassEnd p;
+Status DecodePassEndV1Into(RecordReader* r, PassEnd* p) {
   uint64_t calls = 0;
-  if (!r->Time(&p.time) || !r->Varint(&p.tick_seq) || !r->Varint(&p.view_seq) ||
-      !r->String(&p.namespace_) || !r->String(&p.name) || !r->String(&p.uid) ||
-      !r->Varint(&calls) || !r->String(&p.result) || !r->String(&p.accounting)) {
+  if (!r->Time(&p->time) || !r->Varint(&p->tick_seq) || !r->Varint(&p->view_seq) ||
+      !r->String(&p->namespace_) || !r->String(&p->name) || !r->String(&p->uid) ||
+      !r->Varint(&calls) || !r->String(&p->result) || !r->String(&p->accounting)) {
     return Truncated("pass end");
   }
   if (calls > UINT32_MAX) return Status::Corruption("pass end: call count out of range");
-  p.calls = static_cast<uint32_t>(calls);
-  return Input(std::move(p));
+  p->calls = static_cast<uint32_t>(calls);
+  return Status::Ok();
 }
 
 // Decision flags: which optional members are present.
@@ -310,46 +301,52 @@ Status ReadRecordHeader(RecordReader* r, std::string_view what, uint8_t* type) {
 }  // namespace
 
 Result<Input> DecodeInput(std::string_view bytes) {
-  RecordReader r(bytes);
-  uint8_t type = 0;
-  CL_RETURN_IF_ERROR(ReadRecordHeader(&r, "input", &type));
-  Result<Input> in = Status::Corruption("input: unknown record type " + std::to_string(type));
-  switch (static_cast<RecordType>(type)) {
-    case RecordType::kWatchEvent:
-      in = DecodeWatchEventV1(&r);
-      break;
-    case RecordType::kTick:
-      in = DecodeTickV1(&r);
-      break;
-    case RecordType::kActionOutcome:
-      in = DecodeActionOutcomeV1(&r);
-      break;
-    case RecordType::kConfigChange:
-      in = DecodeConfigChangeV1(&r);
-      break;
-    case RecordType::kActionIntent:
-      in = DecodeActionIntentV1(&r);
-      break;
-    case RecordType::kPassEnd:
-      in = DecodePassEndV1(&r);
-      break;
-    case RecordType::kDecision:
-      break;
-  }
-  if (in.ok() && !r.done()) return Status::Corruption("input: trailing bytes");
+  Input in;
+  CL_RETURN_IF_ERROR(DecodeInputInto(bytes, &in));
   return in;
 }
 
+namespace {
+
+// `*out` as a T: the alternative it holds when it is one (its strings keep their storage), a new
+// one otherwise.
+template <typename T>
+T* Holder(Input* out) {
+  if (auto* held = std::get_if<T>(out)) return held;
+  return &out->emplace<T>();
+}
+
+}  // namespace
+
 Status DecodeInputInto(std::string_view bytes, Input* out) {
-  if (bytes.size() >= 2 && static_cast<uint8_t>(bytes[0]) == kInputFormatV1 &&
-      static_cast<uint8_t>(bytes[1]) == static_cast<uint8_t>(RecordType::kWatchEvent)) {
-    RecordReader r(bytes.substr(2));
-    if (!std::holds_alternative<WatchEvent>(*out)) out->emplace<WatchEvent>();
-    CL_RETURN_IF_ERROR(DecodeWatchEventV1Into(&r, &std::get<WatchEvent>(*out)));
-    if (!r.done()) return Status::Corruption("input: trailing bytes");
-    return Status::Ok();
+  RecordReader r(bytes);
+  uint8_t type = 0;
+  CL_RETURN_IF_ERROR(ReadRecordHeader(&r, "input", &type));
+  Status s;
+  switch (static_cast<RecordType>(type)) {
+    case RecordType::kWatchEvent:
+      s = DecodeWatchEventV1Into(&r, Holder<WatchEvent>(out));
+      break;
+    case RecordType::kTick:
+      s = DecodeTickV1Into(&r, Holder<Tick>(out));
+      break;
+    case RecordType::kActionOutcome:
+      s = DecodeActionOutcomeV1Into(&r, Holder<ActionOutcome>(out));
+      break;
+    case RecordType::kConfigChange:
+      s = DecodeConfigChangeV1Into(&r, Holder<ConfigChange>(out));
+      break;
+    case RecordType::kActionIntent:
+      s = DecodeActionIntentV1Into(&r, Holder<ActionIntent>(out));
+      break;
+    case RecordType::kPassEnd:
+      s = DecodePassEndV1Into(&r, Holder<PassEnd>(out));
+      break;
+    default:  // kDecision and types no version defines
+      return Status::Corruption("input: unknown record type " + std::to_string(type));
   }
-  CL_ASSIGN_OR_RETURN(*out, DecodeInput(bytes));
+  CL_RETURN_IF_ERROR(s);
+  if (!r.done()) return Status::Corruption("input: trailing bytes");
   return Status::Ok();
 }
 

@@ -107,6 +107,22 @@ TEST(InputsTest, DecodeIntoEqualsDecodeWhateverTheHolderHeld) {
   EXPECT_TRUE(DecodeInputInto("", &holder).IsCorruption());
 }
 
+// A holder of the record's own type (a log scan's) gives the same errors as a fresh one for every
+// truncated prefix, and decodes the next record whole after one of them.
+TEST(InputsTest, DecodeIntoAHolderOfTheSameTypeFailsAsAFreshDecode) {
+  for (const Input& in : SampleInputs()) {
+    const std::string bytes = EncodeInput(in);
+    Input holder = in;
+    for (size_t n = 0; n < bytes.size(); ++n) {
+      const Status fresh = DecodeInput(bytes.substr(0, n)).status();
+      ASSERT_TRUE(fresh.IsCorruption()) << n;
+      EXPECT_EQ(DecodeInputInto(bytes.substr(0, n), &holder).ToString(), fresh.ToString()) << n;
+      ASSERT_TRUE(DecodeInputInto(bytes, &holder).ok()) << n;
+      EXPECT_EQ(holder, in) << n;
+    }
+  }
+}
+
 TEST(InputsTest, IntentAndPassEndHaveTheirOwnRecordTypes) {
   EXPECT_EQ(InputRecordType(Input(ActionIntent{})), RecordType::kActionIntent);
   EXPECT_EQ(InputRecordType(Input(PassEnd{})), RecordType::kPassEnd);

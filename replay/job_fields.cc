@@ -295,9 +295,14 @@ bool CronSpec(dom::element v, model::CronJobSpec* s, bool* has_template_spec) {
 bool TemplateSpec(std::string_view json, model::Json* out) {
   namespace od = simdjson::ondemand;
   thread_local od::parser parser;
-  const simdjson::padded_string padded(json);
+  // The bytes with simdjson's padding (spaces), in a buffer reused for every CronJob.
+  thread_local std::string padded;
+  padded.assign(json);
+  padded.append(simdjson::SIMDJSON_PADDING, ' ');
   od::document doc;
-  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS) return false;
+  if (parser.iterate(padded.data(), json.size(), padded.size()).get(doc) != simdjson::SUCCESS) {
+    return false;
+  }
   od::object spec;
   std::string_view raw;
   if (doc["spec"]["jobTemplate"]["spec"].get_object().get(spec) != simdjson::SUCCESS ||
@@ -308,16 +313,19 @@ bool TemplateSpec(std::string_view json, model::Json* out) {
   // template's tree is parsed once per thread and copied from then on (a copy of the tree
   // nlohmann's parse of the same bytes gives). Bounded: starts over at kMaxTemplates.
   static constexpr size_t kMaxTemplates = 1024;
-  thread_local std::unordered_map<std::string, model::Json> parsed;
-  const std::string key(raw);
-  if (auto it = parsed.find(key); it != parsed.end()) {
+  struct Hash {  // looks the bytes up without copying them into a key
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  thread_local std::unordered_map<std::string, model::Json, Hash, std::equal_to<>> parsed;
+  if (auto it = parsed.find(raw); it != parsed.end()) {
     *out = it->second;
     return true;
   }
   auto j = model::ParseJson(raw);
   if (!j.ok()) return false;
   if (parsed.size() >= kMaxTemplates) parsed.clear();
-  parsed.emplace(key, *j);
+  parsed.emplace(std::string(raw), *j);
   *out = std::move(*j);
   return true;
 }
@@ -411,14 +419,20 @@ bool DecodeOutcomeFieldsFast(std::string_view payload, std::string_view verb,
     } else if (k == "object" && created_job && !kv.value.is_null()) {
       model::Job job;
       if (!JobOf(kv.value, &job)) return false;  // DecodeJob decides (and the pass with it)
-      const model::ObjectMeta& m = job.metadata;
-      out->object = {{"apiVersion", job.api_version},
-                     {"kind", job.kind},
-                     {"metadata",
-                      {{"name", m.name},
-                       {"namespace", m.namespace_},
-                       {"uid", m.uid},
-                       {"resourceVersion", m.resource_version}}}};
+      // {"apiVersion", "kind", "metadata": {"name", "namespace", "uid", "resourceVersion"}},
+      // built member by member with the strings moved in (an initializer list copies each
+      // element, twice for the nested object).
+      model::ObjectMeta& m = job.metadata;
+      model::Json object(model::Json::value_t::object);
+      object["apiVersion"] = std::move(job.api_version);
+      object["kind"] = std::move(job.kind);
+      model::Json& meta = object["metadata"];
+      meta = model::Json(model::Json::value_t::object);
+      meta["name"] = std::move(m.name);
+      meta["namespace"] = std::move(m.namespace_);
+      meta["uid"] = std::move(m.uid);
+      meta["resourceVersion"] = std::move(m.resource_version);
+      out->object = std::move(object);
     }
   }
   return true;

@@ -289,6 +289,17 @@ TEST(JobFields, OutcomesDecodeAsTheNlohmannPathDoesForWhatThePassReads) {
   model::ApiOutcome o;
   EXPECT_TRUE(DecodeOutcomeFieldsFast(payloads[0], "create", model::ObjectKind::kJob, &o));
   EXPECT_EQ(o.object["metadata"]["uid"], "u-1");
+  // Exactly the fields the pass reads, as DecodeApiOutcome holds them.
+  const model::Json whole = *model::ParseJson(job);
+  const model::Json& md = whole["metadata"];
+  const model::Json want = {{"apiVersion", whole["apiVersion"]},
+                            {"kind", whole["kind"]},
+                            {"metadata",
+                             {{"name", md["name"]},
+                              {"namespace", md["namespace"]},
+                              {"uid", md["uid"]},
+                              {"resourceVersion", md["resourceVersion"]}}}};
+  EXPECT_EQ(o.object, want);
   EXPECT_TRUE(
       DecodeOutcomeFieldsFast(payloads[0], "updateStatus", model::ObjectKind::kCronJob, &o));
   EXPECT_TRUE(o.object.is_null());

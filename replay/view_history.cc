@@ -70,12 +70,12 @@ FamilyJobs::Map& FamilyJobs::Mutable() {
   return *map_;
 }
 
-bool ViewHistory::Relevant(const model::WatchEvent& ev, const std::string& object_key) {
+bool ViewHistory::Relevant(const model::WatchEvent& ev) {
   if (!in_scope_) return true;
   if (ev.kind == model::ObjectKind::kCronJob) return in_scope_(ev.namespace_, ev.name);
   if (!ev.owner_name.empty() && in_scope_(ev.namespace_, ev.owner_name)) return true;
   // A Job that was in scope and changes owner must still leave its old family.
-  auto held = view_.Get(object_key);
+  auto held = view_.Get(store::view_key::Object(ev.kind, ev.namespace_, ev.name));
   return held.ok() && held->has_value();
 }
 
@@ -103,54 +103,38 @@ void ViewHistory::DecodeDeferred(FamilyChange* c) const {
 Status ViewHistory::Fold(const store::LogRecord& rec) {
   const auto* ev = std::get_if<model::WatchEvent>(&rec.input);
   if (ev == nullptr || ev->type == model::WatchEventType::kBookmark) return Status::Ok();
-  const std::string object_key = store::view_key::Object(ev->kind, ev->namespace_, ev->name);
-  if (!Relevant(*ev, object_key)) return Status::Ok();
-  // The entry's bytes before and after the fold, read into reused buffers. The store holds only
-  // what FoldWatchEvent encoded, one encoding per entry: equal bytes are equal entries.
-  CL_ASSIGN_OR_RETURN(const bool had_before, view_.GetInto(object_key, &before_bytes_));
-  CL_RETURN_IF_ERROR(store::FoldWatchEvent(*ev, rec.seq, &view_));
-  CL_ASSIGN_OR_RETURN(const bool has_after, view_.GetInto(object_key, &after_bytes_));
-  if (had_before == has_after && (!has_after || before_bytes_ == after_bytes_)) {
-    return Status::Ok();  // e.g. a DELETED for another uid
-  }
-  std::optional<store::ObjectEntry> after;
-  if (has_after) {
-    CL_ASSIGN_OR_RETURN(store::ObjectEntry e, store::DecodeObjectEntry(after_bytes_));
-    after = std::move(e);
-  }
-  const bool written = after && after->source_seq == rec.seq;
+  if (!Relevant(*ev)) return Status::Ok();
+  // The store's fold says what it did to the object's entry: written (source_seq = rec.seq, a
+  // Job's owner then ev->owner_name), removed, or left alone (a DELETED for another uid), and
+  // which owner's family a Job left.
+  CL_RETURN_IF_ERROR(view_.Fold(model::WatchEventRef::Of(*ev), rec.seq, &effect_));
+  if (!effect_.changed) return Status::Ok();
   if (ev->kind == model::ObjectKind::kCronJob) {
     FamilyChange c;
     c.op = FamilyChange::Op::kCronJob;
     c.seq = rec.seq;
     c.family = FamilyKey(ev->namespace_, ev->name);
-    if (written) {
+    if (effect_.written) {
       c.cron_job_seq = rec.seq;
       DecodeOrDefer(rec, &c);
     }
     Emit(std::move(c));
     return Status::Ok();
   }
-  std::optional<store::ObjectEntry> before;
-  if (had_before) {
-    CL_ASSIGN_OR_RETURN(store::ObjectEntry e, store::DecodeObjectEntry(before_bytes_));
-    before = std::move(e);
-  }
-  if (before && !before->owner_name.empty() &&
-      (!after || after->owner_name != before->owner_name)) {
+  if (!effect_.left_owner.empty()) {
     FamilyChange c;
     c.op = FamilyChange::Op::kEraseJob;
     c.seq = rec.seq;
-    c.family = FamilyKey(ev->namespace_, before->owner_name);
+    c.family = FamilyKey(ev->namespace_, effect_.left_owner);
     c.job = ev->name;
     Emit(std::move(c));
   }
-  if (written && !after->owner_name.empty() &&
-      (!in_scope_ || in_scope_(ev->namespace_, after->owner_name))) {
+  if (effect_.written && !ev->owner_name.empty() &&
+      (!in_scope_ || in_scope_(ev->namespace_, ev->owner_name))) {
     FamilyChange c;
     c.op = FamilyChange::Op::kSetJob;
     c.seq = rec.seq;
-    c.family = FamilyKey(ev->namespace_, after->owner_name);
+    c.family = FamilyKey(ev->namespace_, ev->owner_name);
     c.job = ev->name;
     DecodeOrDefer(rec, &c);
     Emit(std::move(c));

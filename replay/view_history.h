@@ -1,8 +1,9 @@
 #pragma once
 
 // The controller's view, versioned by input seq, per CronJob "family" (the CronJob and the Jobs
-// whose controller owner names it). Folding uses the store's own FoldWatchEvent (store/view.h),
-// so a family at seq S is exactly what Ledger::ReadCronJobView returned when the log ended at S.
+// whose controller owner names it). Folding uses the store's own fold (FlatViewStore::Fold, which
+// is FoldWatchEvent byte for byte: store/view.h), so a family at seq S is exactly what
+// Ledger::ReadCronJobView returned when the log ended at S.
 // Objects are decoded once, when their watch event is folded, and shared between versions.
 
 #include <cstdint>
@@ -137,7 +138,7 @@ class ViewHistory {
             std::vector<std::shared_ptr<const FamilyView>>* released = nullptr);
 
  private:
-  bool Relevant(const model::WatchEvent& ev, const std::string& object_key);
+  bool Relevant(const model::WatchEvent& ev);
   FamilyView& NewVersion(const std::string& key, uint64_t seq);
   // A change Fold derived: applied to a new version, or appended to changes_.
   void Emit(FamilyChange&& c);
@@ -147,7 +148,7 @@ class ViewHistory {
   std::function<bool(std::string_view, std::string_view)> in_scope_;
   bool jobs_without_json_ = false;
   store::FlatViewStore view_;
-  std::string before_bytes_, after_bytes_;  // Fold's reused buffers
+  store::FlatViewStore::FoldEffect effect_;  // Fold's, reused
   std::vector<FamilyChange>* changes_ = nullptr;
   bool defer_decode_ = false;
   std::unordered_map<std::string, std::deque<std::shared_ptr<FamilyView>>> versions_;

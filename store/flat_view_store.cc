@@ -181,8 +181,13 @@ uint32_t FlatViewStore::ResourceIndex(const model::WatchEventRef& ev) {
   return idx;
 }
 
-Status FlatViewStore::Fold(const model::WatchEventRef& ev, uint64_t seq) {
+Status FlatViewStore::Fold(const model::WatchEventRef& ev, uint64_t seq, FoldEffect* effect) {
   using model::WatchEventType;
+  if (effect != nullptr) {
+    effect->changed = false;
+    effect->written = false;
+    effect->left_owner.clear();
+  }
   if (!ev.resource_version.empty()) {
     Entry& r = entries_[ResourceIndex(ev)];
     WriteResourceVersionEntry(ev.resource_version, seq,
@@ -207,6 +212,10 @@ Status FlatViewStore::Fold(const model::WatchEventRef& ev, uint64_t seq) {
     if (!has_prior || (!ev.uid.empty() && prior_uid != ev.uid)) return Status::Ok();
     const bool unindex = is_job && !prior_owner.empty();
     if (unindex) OwnerIndexTo(ev.namespace_, prior_owner, ev.name, &index_scratch_);
+    if (effect != nullptr) {
+      effect->changed = true;
+      if (unindex) effect->left_owner.assign(prior_owner);  // before the entry is erased
+    }
     EraseAt(slot, idx);
     if (unindex) Delete(index_scratch_);
     return Status::Ok();
@@ -215,6 +224,11 @@ Status FlatViewStore::Fold(const model::WatchEventRef& ev, uint64_t seq) {
   const bool owner_changed = !has_prior || prior_owner != owner_name;
   const bool unindex = is_job && has_prior && !prior_owner.empty() && owner_changed;
   if (unindex) OwnerIndexTo(ev.namespace_, prior_owner, ev.name, &index_scratch_);
+  if (effect != nullptr) {
+    effect->changed = true;
+    effect->written = true;
+    if (unindex) effect->left_owner.assign(prior_owner);  // before the entry is rewritten
+  }
   const EntryView entry{ev.kind, ev.api_version,      ev.namespace_, ev.name,
                         ev.uid,  ev.resource_version, owner_name,    is_job ? ev.owner_uid : "",
                         seq};

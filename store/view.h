@@ -116,11 +116,21 @@ class FlatViewStore : public ViewStore {
   Result<bool> GetInto(std::string_view key, std::string* value) override;
   void Put(std::string_view key, std::string_view value) override;
   void Delete(std::string_view key) override;
+  // What a Fold did to the event's object entry (replay's view history derives its family
+  // changes from it instead of reading the entry before and after).
+  struct FoldEffect {
+    bool changed = false;  // the entry was written (ADDED, MODIFIED) or removed (DELETED)
+    bool written = false;  // written: it is the event's object now, source_seq = seq
+    // A Job whose entry named a controller owner that it no longer names (removed, or another
+    // owner, or none): that owner's name. Empty otherwise.
+    std::string left_owner;
+  };
   // FoldWatchEvent(ev, seq, this) with the same result, byte for byte, and less work (what
   // rebuild runs): one probe of the table for the object (its entry is read and rewritten in
   // place, no copy of the prior), none for the resourceVersion entry of a resource seen before
   // (the entry is kept at hand), and the owner index touched only when a Job's owner changes.
-  Status Fold(const model::WatchEventRef& ev, uint64_t seq);
+  // With `effect`, says what it did to the object's entry (reset first).
+  Status Fold(const model::WatchEventRef& ev, uint64_t seq, FoldEffect* effect = nullptr);
   // Room for `keys` entries without growing the table or the entry array (a hint: more can be
   // inserted, fewer used). Rebuild reserves the stored view's estimated key count.
   void Reserve(size_t keys);

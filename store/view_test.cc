@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <random>
 
 #include "store/test_util.h"
@@ -281,15 +282,36 @@ TEST(FoldTest, FlatFoldEqualsTheGenericFold) {
         flat.Delete(view_key::Resource("batch/v1/" + std::string(model::ObjectKindName(ev.kind))));
         mem.Delete(view_key::Resource("batch/v1/" + std::string(model::ObjectKindName(ev.kind))));
       }
+      // The object's entry before and after the generic fold: what Fold's effect must say.
+      const std::string object_key = view_key::Object(ev.kind, ev.namespace_, ev.name);
+      auto entry_of_mem = [&]() -> std::optional<ObjectEntry> {
+        auto it = mem.entries().find(object_key);
+        if (ev.type == WatchEventType::kBookmark || it == mem.entries().end()) return std::nullopt;
+        return *DecodeObjectEntry(it->second);
+      };
+      const std::optional<ObjectEntry> before = entry_of_mem();
       ASSERT_TRUE(FoldWatchEvent(ev, seq, &mem).ok());
+      const std::optional<ObjectEntry> after = entry_of_mem();
       // Fold as Rebuild calls it (the event decoded from its record, the fields then views into
-      // it, encoded_fields set) or with the fields viewing the WatchEvent's strings.
+      // it, encoded_fields set) or with the fields viewing the WatchEvent's strings, and with or
+      // without its effect.
       const std::string record = model::EncodeInput(ev);
       model::WatchEventRef decoded;
       ASSERT_TRUE(model::DecodeWatchEventRef(record, &decoded).ok());
+      FlatViewStore::FoldEffect effect;
+      effect.left_owner = "stale";  // reset by Fold
       ASSERT_TRUE(how < 5    ? FoldWatchEvent(ev, seq, &flat).ok()
-                  : how < 20 ? flat.Fold(model::WatchEventRef::Of(ev), seq).ok()
-                             : flat.Fold(decoded, seq).ok());
+                  : how < 12 ? flat.Fold(model::WatchEventRef::Of(ev), seq).ok()
+                  : how < 20 ? flat.Fold(model::WatchEventRef::Of(ev), seq, &effect).ok()
+                             : flat.Fold(decoded, seq, &effect).ok());
+      if (how >= 12) {
+        EXPECT_EQ(effect.changed, before != after) << "round " << round << " seq " << seq;
+        EXPECT_EQ(effect.written, after && after->source_seq == seq) << "seq " << seq;
+        const bool left = ev.kind == model::ObjectKind::kJob && before &&
+                          !before->owner_name.empty() &&
+                          (!after || after->owner_name != before->owner_name);
+        EXPECT_EQ(effect.left_owner, left ? before->owner_name : "") << "seq " << seq;
+      }
       if (seq % 500 == 0 || seq == 3000) {
         const auto sorted = flat.SortedEntries();
         ASSERT_EQ(sorted.size(), mem.entries().size()) << "round " << round << " seq " << seq;
