@@ -31,6 +31,24 @@ Result<T> DecodeRaw(uint64_t seq, bool pruned, std::string_view raw,
 
 // Decodes the object of `c` (kCronJob or kSetJob) from `raw` into it: the object, or the error.
 void DecodeInto(bool without_json, bool pruned, std::string_view raw, FamilyChange* c) {
+  // The usual case decodes straight into the shared object (no moves of the decoded object);
+  // what the fast decoder leaves to nlohmann goes the general way below (DecodeCronJobFields /
+  // DecodeJobFields try the fast decoder first too: the same objects, the same errors).
+  if (without_json && !pruned) {
+    if (c->op == FamilyChange::Op::kCronJob) {
+      auto cj = std::make_shared<model::CronJob>();
+      if (DecodeCronJobFieldsFast(raw, cj.get())) {
+        c->cron_job = std::move(cj);
+        return;
+      }
+    } else {
+      auto job = std::make_shared<model::Job>();
+      if (DecodeJobFieldsFast(raw, job.get())) {
+        c->job_object = std::move(job);
+        return;
+      }
+    }
+  }
   if (c->op == FamilyChange::Op::kCronJob) {
     auto cj = without_json ? DecodeRaw<model::CronJob>(c->seq, pruned, raw, &DecodeCronJobFields)
                            : DecodeRaw<model::CronJob>(c->seq, pruned, raw, &model::DecodeCronJob);
