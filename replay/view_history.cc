@@ -29,42 +29,40 @@ Result<T> DecodeRaw(uint64_t seq, bool pruned, std::string_view raw,
   return decode(raw);
 }
 
+// Decodes a watch event's object from `raw` into `*out`, or the error into `*error`. Without JSON
+// the usual case decodes straight into the shared object (`fast`, no moves of the decoded object);
+// what the fast decoder leaves to nlohmann goes through `fields`, which tries `fast` first too:
+// the same objects, the same errors.
+template <typename T>
+void DecodeObject(bool without_json, bool pruned, std::string_view raw, uint64_t seq,
+                  bool (*fast)(std::string_view, T*), Result<T> (*fields)(std::string_view),
+                  Result<T> (*whole)(const model::Json&), std::shared_ptr<const T>* out,
+                  std::string* error) {
+  if (without_json && !pruned) {
+    auto object = std::make_shared<T>();
+    if (fast(raw, object.get())) {
+      *out = std::move(object);
+      return;
+    }
+  }
+  auto decoded =
+      without_json ? DecodeRaw<T>(seq, pruned, raw, fields) : DecodeRaw<T>(seq, pruned, raw, whole);
+  if (decoded.ok()) {
+    *out = std::make_shared<const T>(std::move(*decoded));
+  } else {
+    *error = "input " + std::to_string(seq) + ": " + decoded.status().ToString();
+  }
+}
+
 // Decodes the object of `c` (kCronJob or kSetJob) from `raw` into it: the object, or the error.
 void DecodeInto(bool without_json, bool pruned, std::string_view raw, FamilyChange* c) {
-  // The usual case decodes straight into the shared object (no moves of the decoded object);
-  // what the fast decoder leaves to nlohmann goes the general way below (DecodeCronJobFields /
-  // DecodeJobFields try the fast decoder first too: the same objects, the same errors).
-  if (without_json && !pruned) {
-    if (c->op == FamilyChange::Op::kCronJob) {
-      auto cj = std::make_shared<model::CronJob>();
-      if (DecodeCronJobFieldsFast(raw, cj.get())) {
-        c->cron_job = std::move(cj);
-        return;
-      }
-    } else {
-      auto job = std::make_shared<model::Job>();
-      if (DecodeJobFieldsFast(raw, job.get())) {
-        c->job_object = std::move(job);
-        return;
-      }
-    }
-  }
   if (c->op == FamilyChange::Op::kCronJob) {
-    auto cj = without_json ? DecodeRaw<model::CronJob>(c->seq, pruned, raw, &DecodeCronJobFields)
-                           : DecodeRaw<model::CronJob>(c->seq, pruned, raw, &model::DecodeCronJob);
-    if (cj.ok()) {
-      c->cron_job = std::make_shared<const model::CronJob>(std::move(*cj));
-    } else {
-      c->error = "input " + std::to_string(c->seq) + ": " + cj.status().ToString();
-    }
-    return;
-  }
-  auto job = without_json ? DecodeRaw<model::Job>(c->seq, pruned, raw, &DecodeJobFields)
-                          : DecodeRaw<model::Job>(c->seq, pruned, raw, &model::DecodeJob);
-  if (job.ok()) {
-    c->job_object = std::make_shared<const model::Job>(std::move(*job));
+    DecodeObject<model::CronJob>(without_json, pruned, raw, c->seq, &DecodeCronJobFieldsFast,
+                                 &DecodeCronJobFields, &model::DecodeCronJob, &c->cron_job,
+                                 &c->error);
   } else {
-    c->error = "input " + std::to_string(c->seq) + ": " + job.status().ToString();
+    DecodeObject<model::Job>(without_json, pruned, raw, c->seq, &DecodeJobFieldsFast,
+                             &DecodeJobFields, &model::DecodeJob, &c->job_object, &c->error);
   }
 }
 
