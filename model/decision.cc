@@ -566,22 +566,20 @@ std::string AccountingStateBytes(const AccountingState& s) {
 }
 
 void AppendAccountingStateBytes(const AccountingState& s, std::string* out) {
-  {
-    Sink sink(out);
-    sink.Put("{\"accountedThrough\":");
-    AppendOptTime(s.accounted_through, &sink);
-    sink.Put(",\"blockedKey\":");
-    AppendString(s.blocked_key, &sink);
-    sink.Put(",\"blockedReason\":");
-    AppendString(s.blocked_reason, &sink);
-    sink.Put(",\"blockedUntil\":");
-    AppendOptTime(s.blocked_until, &sink);
-    sink.Put(",\"pendingReason\":");
-    AppendString(s.pending_reason, &sink);
-    sink.Put(",\"pendingSlot\":");
-    AppendOptTime(s.pending_slot, &sink);
-    sink.Put('}');
-  }
+  Sink sink(out);
+  sink.Put("{\"accountedThrough\":");
+  AppendOptTime(s.accounted_through, &sink);
+  sink.Put(",\"blockedKey\":");
+  AppendString(s.blocked_key, &sink);
+  sink.Put(",\"blockedReason\":");
+  AppendString(s.blocked_reason, &sink);
+  sink.Put(",\"blockedUntil\":");
+  AppendOptTime(s.blocked_until, &sink);
+  sink.Put(",\"pendingReason\":");
+  AppendString(s.pending_reason, &sink);
+  sink.Put(",\"pendingSlot\":");
+  AppendOptTime(s.pending_slot, &sink);
+  sink.Put('}');
 }
 
 Result<AccountingState> DecodeAccountingState(const Json& j) {
