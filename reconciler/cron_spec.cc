@@ -20,8 +20,6 @@
 #include "reconciler/cron_spec.h"
 
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <bit>
 
 namespace cronledger::reconciler {
@@ -92,34 +90,8 @@ class Cursor {
 
 }  // namespace
 
-namespace {
-
-std::atomic<uint64_t> next_schedule_id{1};  // 0 marks an empty cache entry
-
-// Answers of SpecSchedule::Next, per thread, direct-mapped by (schedule id, second). Many CronJobs
-// share a schedule (one object per distinct text in a ScheduleMemo) and a reconcile pass asks
-// Next of the same instants they all share (the last fire time, the tick's now), so the same
-// question comes again and again; an answer depends only on the schedule and the second.
-struct NextCacheEntry {
-  uint64_t id = 0;
-  int64_t from = 0;
-  std::optional<int64_t> next;
-};
-constexpr size_t kNextCacheSize = 512;
-
-NextCacheEntry& NextCacheSlot(uint64_t id, int64_t from) {
-  thread_local std::array<NextCacheEntry, kNextCacheSize> cache;
-  uint64_t h = (id * 0x9E3779B97F4A7C15ull) ^ static_cast<uint64_t>(from);
-  h *= 0xBF58476D1CE4E5B9ull;
-  return cache[(h >> 32) % kNextCacheSize];
-}
-
-}  // namespace
-
 SpecSchedule::SpecSchedule(const CronFields& fields, std::shared_ptr<const model::TimeZone> zone)
-    : id_(next_schedule_id.fetch_add(1, std::memory_order_relaxed)),
-      raw_(fields),
-      zone_(std::move(zone)) {
+    : raw_(fields), zone_(std::move(zone)) {
   constexpr uint64_t kNoStar = ~CronFields::kStarBit;
   minute_ = fields.minute & kNoStar;
   hour_ = fields.hour & kNoStar;
@@ -399,22 +371,19 @@ std::optional<int64_t> SpecSchedule::CorrectNext(int64_t unix_seconds) const {
 
 std::optional<Time> SpecSchedule::Next(Time t) const {
   const int64_t from = t.unix_seconds();
-  NextCacheEntry& e = NextCacheSlot(id_, from);
-  if (e.id != id_ || e.from != from) e = NextCacheEntry{id_, from, NextUncached(from)};
-  if (!e.next) return std::nullopt;
-  return Time::FromUnix(*e.next);
-}
-
-std::optional<int64_t> SpecSchedule::NextUncached(int64_t from) const {
   // The fast path's answer matches by construction; only emulated walks need checking.
-  if (auto fast = FastNext(from + 1)) return *fast;
+  if (auto fast = FastNext(from + 1)) {
+    if (!*fast) return std::nullopt;
+    return Time::FromUnix(**fast);
+  }
   bool runaway = false;
   std::optional<int64_t> next = EmulateRobfig(from + 1, &runaway);
   if (runaway ||
       (next && (*next <= from || !Matches(CivilFromUnix(*next, zone_->OffsetAt(*next)))))) {
     next = CorrectNext(from);
   }
-  return next;
+  if (!next) return std::nullopt;
+  return Time::FromUnix(*next);
 }
 
 ConstantDelaySchedule::ConstantDelaySchedule(Duration delay,

@@ -55,12 +55,6 @@ class SpecSchedule final : public Schedule {
   std::optional<std::optional<int64_t>> FastNext(int64_t start) const;
   std::optional<int64_t> EmulateRobfig(int64_t start, bool* runaway) const;
 
-  // Next() without the cache below (what it computes on a miss).
-  std::optional<int64_t> NextUncached(int64_t from) const;
-
-  // Identifies this schedule in the per-thread cache of Next() answers (never reused: a schedule
-  // allocated where a freed one was is another id).
-  uint64_t id_;
   CronFields raw_;
   uint64_t minute_ = 0;
   uint64_t hour_ = 0;

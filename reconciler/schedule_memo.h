@@ -8,7 +8,8 @@
 // Keyed by the text and the database instance. The memo never outlives its use of a database:
 // every TimeZoneDb handed to Get must outlive the memo (its owner holds both), so a key's
 // database address cannot be reused by another database while the memo exists. Thread-safe;
-// bounded (when it holds `capacity` schedules it starts over).
+// bounded (when it holds `capacity` schedules it starts over). The schedules it hands out keep
+// their Next answers per thread (the same answers: a cache by schedule and second).
 
 #include <cstddef>
 #include <map>

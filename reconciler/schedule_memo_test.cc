@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,49 @@ TEST(ScheduleMemo, StaysWithinItsCapacity) {
     const std::string spec = std::to_string(m) + " * * * *";
     EXPECT_EQ(Trace(memo.Get(spec, Tzdb())), Trace(Direct(spec, Tzdb()))) << spec;
     EXPECT_LE(memo.size(), 2u);
+  }
+}
+
+// The memo's schedules keep Next's answers per thread: asked again and again, interleaved over
+// more schedules and seconds than the cache holds, they answer what ParseStandard's schedules
+// compute; schedules of a memo that started over (freed, their memory reused) keep their own.
+TEST(ScheduleMemo, CachedAnswersAreTheComputedOnes) {
+  const std::vector<std::string> specs = {"*/7 * * * *",
+                                          "0 0 * * *",
+                                          "30 1,2 * * *",
+                                          "0 */3 * * 0",
+                                          "@every 1h30m",
+                                          "TZ=America/New_York 15 2 * * *",
+                                          "TZ=Australia/Lord_Howe 0,30 * * * *"};
+  ScheduleMemo memo;
+  std::vector<std::shared_ptr<const Schedule>> cached;
+  std::vector<std::unique_ptr<Schedule>> direct;
+  for (const auto& spec : specs) {
+    auto c = memo.Get(spec, Tzdb());
+    auto d = ParseStandard(spec, Tzdb());
+    ASSERT_TRUE(c.ok() && d.ok()) << spec;
+    cached.push_back(*c);
+    direct.push_back(std::move(*d));
+  }
+  const Time start = T("2019-03-09T23:00:00Z");  // spans a New York DST change
+  constexpr int kSeconds = 300;                  // x 7 schedules: more than the cache holds
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < kSeconds; ++i) {
+      const Time t = start.AddSeconds(i * 397);
+      for (size_t k = 0; k < specs.size(); ++k) {
+        ASSERT_EQ(cached[k]->Next(t), direct[k]->Next(t))
+            << specs[k] << " at " << FormatRfc3339(t) << ", round " << round;
+      }
+    }
+  }
+  ScheduleMemo small(1);  // starts over at every new text: the previous schedule is freed
+  for (int i = 0; i < 50; ++i) {
+    const Time t = start.AddSeconds(i * 3600);
+    const std::optional<Time> hourly = (*small.Get("0 * * * *", Tzdb()))->Next(t);
+    const std::optional<Time> half_past = (*small.Get("30 * * * *", Tzdb()))->Next(t);
+    ASSERT_TRUE(hourly && half_past);
+    EXPECT_EQ(hourly->unix_seconds() % 3600, 0);
+    EXPECT_EQ(half_past->unix_seconds() % 3600, 1800);
   }
 }
 

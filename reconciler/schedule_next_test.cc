@@ -3,11 +3,6 @@
 // DST expectations were produced by Go 1.19 + robfig v3.0.1 on the same tzdata.
 #include <gtest/gtest.h>
 
-#include <memory>
-#include <optional>
-#include <thread>
-#include <vector>
-
 #include "reconciler/cron_spec.h"
 #include "reconciler/schedule_test_util.h"
 
@@ -232,54 +227,6 @@ TEST(ScheduleNextTest, ChainsNeverGoBackwards) {
         t = *n;
       }
     }
-  }
-}
-
-// Next() keeps answers per thread by (schedule, second): asked again and again, interleaved over
-// more schedules and seconds than the cache holds, the answers are the ones a thread that asks
-// each question once computes; a schedule made where a freed one lived gets its own answers.
-TEST(ScheduleNextTest, CachedAnswersAreTheComputedOnes) {
-  const char* specs[] = {"*/7 * * * *",
-                         "0 0 * * *",
-                         "30 1,2 * * *",
-                         "0 */3 * * 0",
-                         "TZ=America/New_York 15 2 * * *",
-                         "TZ=Australia/Lord_Howe 0,30 * * * *"};
-  std::vector<std::shared_ptr<const Schedule>> schedules;
-  for (const char* spec : specs) {
-    auto s = ParseStandard(spec, Db());
-    ASSERT_TRUE(s.ok());
-    schedules.push_back(std::move(*s));
-  }
-  const Time start = *ParseRfc3339("2019-03-09T23:00:00Z");  // spans a New York DST change
-  constexpr int kSeconds = 400;                              // x 6 schedules: > the cache
-  auto ask = [&](size_t k, int i) { return schedules[k]->Next(start.AddSeconds(i * 397)); };
-  std::vector<std::optional<Time>> want(schedules.size() * kSeconds);
-  std::thread([&] {  // a fresh thread: every question is asked once, so computed
-    for (size_t k = 0; k < schedules.size(); ++k) {
-      for (int i = 0; i < kSeconds; ++i) want[k * kSeconds + static_cast<size_t>(i)] = ask(k, i);
-    }
-  })
-      .join();
-  for (int round = 0; round < 3; ++round) {
-    for (int i = 0; i < kSeconds; ++i) {
-      for (size_t k = 0; k < schedules.size(); ++k) {
-        ASSERT_EQ(ask(k, i), want[k * kSeconds + static_cast<size_t>(i)])
-            << specs[k] << " at " << i << ", round " << round;
-      }
-    }
-  }
-  for (int i = 0; i < 50; ++i) {
-    const Time t = start.AddSeconds(i * 3600);
-    std::optional<Time> hourly, half_past;
-    {
-      auto a = ParseStandard("0 * * * *", Db());
-      hourly = (*a)->Next(t);
-    }
-    auto b = ParseStandard("30 * * * *", Db());  // may reuse the freed schedule's memory
-    half_past = (*b)->Next(t);
-    ASSERT_NE(hourly, half_past);
-    EXPECT_EQ(half_past->unix_seconds() % 3600, 1800);
   }
 }
 
