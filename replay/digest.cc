@@ -4,6 +4,14 @@
 #include <string_view>
 
 namespace cronledger::replay {
+namespace {
+
+// be64(n) of the chain definition (digest.h).
+void StoreBe64(uint64_t n, char* out) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>(n >> (56 - 8 * i));
+}
+
+}  // namespace
 
 std::string DigestBytes(const model::Decision& d) {
   if (d.seq == 0) return model::CanonicalDecisionBytes(d);
@@ -16,8 +24,7 @@ void DecisionDigest::AddBytes(std::string_view canonical) {
   Sha256 h;
   h.Update(std::string_view(reinterpret_cast<const char*>(chain_.data()), chain_.size()));
   char len[8];
-  const uint64_t n = canonical.size();
-  for (int i = 0; i < 8; ++i) len[i] = static_cast<char>(n >> (56 - 8 * i));
+  StoreBe64(canonical.size(), len);
   h.Update(std::string_view(len, 8));
   h.Update(canonical);
   chain_ = h.Finish();
@@ -25,10 +32,9 @@ void DecisionDigest::AddBytes(std::string_view canonical) {
 }
 
 void DecisionDigest::AddFramed(std::string* framed) {
-  const uint64_t n = framed->size() - kFrame;
   char* p = framed->data();
   std::memcpy(p, chain_.data(), chain_.size());
-  for (int i = 0; i < 8; ++i) p[32 + i] = static_cast<char>(n >> (56 - 8 * i));
+  StoreBe64(framed->size() - kFrame, p + chain_.size());
   chain_ = Sha256::HashPadding(framed);
   ++count_;
 }

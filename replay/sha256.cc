@@ -165,14 +165,25 @@ void Sha256::Update(std::string_view bytes) {
   buffered_ = n;
 }
 
+namespace {
+
+// The padding of a message of `length` bytes: 0x80, zeros up to 56 mod 64, then the length in
+// bits, big-endian. Written at `out` (room for 72 bytes); returns how many bytes it wrote.
+size_t WritePadding(uint64_t length, char* out) {
+  const size_t rest = length % 64;
+  const size_t pad = (rest < 56 ? 56 : 120) - rest;
+  out[0] = static_cast<char>(0x80);
+  std::memset(out + 1, 0, pad - 1);
+  const uint64_t bits = length * 8;
+  for (int i = 0; i < 8; ++i) out[pad + i] = static_cast<char>(bits >> (56 - 8 * i));
+  return pad + 8;
+}
+
+}  // namespace
+
 Sha256::Digest Sha256::Finish() {
-  const uint64_t bits = length_ * 8;
-  // Padding: 0x80, zeros up to 56 mod 64, then the message length in bits, big-endian.
-  const size_t pad = (buffered_ < 56 ? 56 : 120) - buffered_;
-  char tail[128] = {};
-  tail[0] = static_cast<char>(0x80);
-  for (int i = 0; i < 8; ++i) tail[pad + i] = static_cast<char>(bits >> (56 - 8 * i));
-  Update(std::string_view(tail, pad + 8));
+  char tail[72];
+  Update(std::string_view(tail, WritePadding(length_, tail)));
   return State();
 }
 
@@ -185,13 +196,9 @@ Sha256::Digest Sha256::State() const {
 }
 
 Sha256::Digest Sha256::HashPadding(std::string* message, Impl impl) {
-  // The padding Finish() writes: 0x80, zeros up to 56 mod 64, the length in bits, big-endian.
-  const uint64_t bits = static_cast<uint64_t>(message->size()) * 8;
-  const size_t rest = message->size() % 64;
-  const size_t pad = (rest < 56 ? 56 : 120) - rest;
-  message->push_back(static_cast<char>(0x80));
-  message->append(pad - 1, '\0');
-  for (int i = 0; i < 8; ++i) message->push_back(static_cast<char>(bits >> (56 - 8 * i)));
+  const size_t length = message->size();
+  message->resize(length + 72);  // room for the padding Finish() writes
+  message->resize(length + WritePadding(length, message->data() + length));
   Sha256 s(impl);
   s.blocks_(&s.h_, reinterpret_cast<const uint8_t*>(message->data()), message->size() / 64);
   return s.State();
