@@ -33,7 +33,7 @@ peer_kubernetes() {
     && { echo "$dir"; return; }
   log "building kube-apiserver, kube-controller-manager, kubectl v$K8S_VERSION (cold: several minutes)"
   local v="k8s.io/component-base/version" cv="k8s.io/client-go/pkg/version"
-  local flags="-s -w" minor
+  local flags="-s -w" minor p
   minor="$(cut -d. -f2 <<<"$K8S_VERSION")"
   for p in "$v" "$cv"; do  # what `kubectl version` and the server's /version report
     flags+=" -X $p.gitVersion=v$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor"

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Every kustomize overlay in deploy/kubernetes/ is accepted by the real API server, the CRD is
+# structural and its printer columns work in `kubectl get`, and the sample CronJobs apply.
+set -euo pipefail
+source "$(dirname "$0")/../lib.sh"
+
+deploy="$REPO_ROOT/deploy/kubernetes"
+
+kc apply -k "$deploy/crd" >/dev/null
+check "the CRD is established" \
+  kc wait --for=condition=Established --timeout=60s crd/cronjobs.cronledger.io
+# A non-structural schema is accepted but flagged with the NonStructuralSchema condition.
+expect_eq "the CRD's schema is structural (no NonStructuralSchema condition)" "" \
+  "$(kc get crd cronjobs.cronledger.io -o jsonpath='{.status.conditions[?(@.type=="NonStructuralSchema")].status}')"
+
+# The namespaces an object list creates: created first for real, as `kubectl apply` of the whole
+# list would have done before the namespaced objects (a server-side dry run does not create them).
+namespaces_of() { jq -r '(.items // [.])[] | select(.kind == "Namespace") | .metadata.name'; }
+for overlay in "$deploy"/overlays/*/; do
+  name="$(basename "$overlay")"
+  for ns in $(kc apply -k "$overlay" --dry-run=client -o json | namespaces_of); do
+    kc create namespace "$ns" --dry-run=client -o yaml | kc apply -f - >/dev/null
+  done
+  if out="$(kc apply -k "$overlay" --dry-run=server 2>&1)"; then
+    pass "overlay $name is accepted by the API server (server-side dry run, $(wc -l <<<"$out") objects)"
+  else
+    fail "overlay $name is rejected: $out"
+  fi
+done
+
+# The sample CronJobs, into their namespaces.
+samples="$REPO_ROOT/deploy/samples"
+for ns in $(kc create -f "$samples" --dry-run=client -o json | jq -r '(.items // [.])[] | .metadata.namespace' | sort -u); do
+  kc create namespace "$ns" --dry-run=client -o yaml | kc apply -f - >/dev/null
+done
+if applied="$(kc apply -f "$samples" -o name 2>&1)"; then
+  pass "the sample CronJobs apply ($(wc -l <<<"$applied") objects)"
+else
+  fail "the sample CronJobs do not apply: $applied"
+fi
+expect_eq "every sample CronJob is stored" "$(wc -l <<<"$applied")" \
+  "$(kc get cronjobs.cronledger.io -A --no-headers | wc -l)"
+
+# Printer columns: kubectl prints the CRD's additionalPrinterColumns (and -o wide adds priority 1).
+header="$(kc get cronjobs.cronledger.io -A -o wide | head -n 1)"
+for col in NAMESPACE NAME SCHEDULE TIMEZONE SUSPEND ACTIVE "LAST SCHEDULE" "LAST SUCCESSFUL" AGE; do
+  check "kubectl get -o wide prints the $col column" grep -q "$col" <<<"$header"
+done
+row="$(kc get cronjobs.cronledger.io -n finance month-end-close --no-headers)"
+check "the Schedule and Timezone columns show the object's values ($row)" \
+  grep -q '30 23 28-31 \* \*.*America/New_York' <<<"$row"
+
+kc delete -f "$samples" --wait=false >/dev/null
+finish
