@@ -327,6 +327,10 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   }
   while (exit_code == kExitOk && g_signals.load() == 0) {
     if (Status s = a.IngestError(); !s.ok()) exit_code = kExitFailure;
+    if (Status s = (*ledger)->WriteHealth(); !s.ok()) {
+      LogLine("the ledger cannot be written, stopping: " + s.ToString());
+      exit_code = kExitFailure;
+    }
     if (a.auditor()) {
       if (auto n = a.auditor()->Check(); !n.ok()) LogLine("shadow: " + n.status().ToString());
     }

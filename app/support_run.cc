@@ -196,7 +196,12 @@ bool RunAssembly::Synced() const {
 
 std::vector<kube::HealthCheck> RunAssembly::ReadinessChecks() const {
   std::vector<kube::HealthCheck> checks;
-  checks.push_back({"ledger", [this] { return parts_.ledger->Meta().status(); }});
+  // Not ready once a write has failed (a full disk): the controller records before it acts, so it
+  // has stopped acting (cmd_run then exits 1).
+  checks.push_back({"ledger", [this] {
+                      Status writable = parts_.ledger->WriteHealth();
+                      return writable.ok() ? parts_.ledger->Meta().status() : writable;
+                    }});
   if (config_.kafka_watch) {
     checks.push_back({"kafka-caught-up", [this] {
                         return Synced() ? Status::Ok()

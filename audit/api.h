@@ -1,7 +1,7 @@
 #pragma once
 
 // The read-only HTTP API as a pure request -> response function over a ledger (docs/audit.md
-// "API reference"). audit/server.h puts it behind a Poco HTTP server; tests call it directly.
+// "API reference"). audit/server.h puts it behind an HTTP server; tests call it directly.
 //
 // Order of checks: URI length (414), method (only GET and HEAD; 405), health (/healthz, /readyz
 // need no token) and the page assets, rate limit (429), bearer token (401), then the route

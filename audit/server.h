@@ -1,14 +1,16 @@
 #pragma once
 
-// The embeddable HTTP server of the audit API (docs/audit.md "Serving"): audit::Api behind a Poco
-// HTTPServer, with optional TLS. `cronledger serve` runs one over a store; `cronledger run` can
-// start one beside the controller over the same Ledger. No Poco type appears here.
+// The embeddable HTTP server of the audit API (docs/audit.md "Serving"): audit::Api behind the
+// process's HTTP server (kube/http_server.h: its timeouts and connection limits), with optional
+// TLS. `cronledger serve` runs one over a store; `cronledger run` can start one beside the
+// controller over the same Ledger. No Poco type appears here.
 
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include "audit/api.h"
+#include "kube/http_server.h"
 #include "model/result.h"
 #include "model/timezone.h"
 #include "store/ledger.h"
@@ -23,9 +25,8 @@ struct ServerOptions {
   std::string tls_key;
   // Largest request body accepted (GET and HEAD carry none). Default: 0 bytes.
   size_t max_body_bytes = 0;
-  // Worker threads and queued connections. Defaults: 4 and 64.
-  int max_threads = 4;
-  int max_queued = 64;
+  // Timeouts and connection limits (kube/http_server.h for the defaults).
+  kube::HttpServerLimits limits;
   ApiOptions api;
 };
 

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "audit/testing.h"
+#include "kube/testing/raw_http_client.h"
 
 namespace cronledger::audit {
 namespace {
@@ -65,6 +66,20 @@ class ServerTest : public ::testing::Test {
   std::unique_ptr<model::TimeZoneDb> tzdb_;
   std::unique_ptr<Server> server_;
 };
+
+// The defect: four idle connections stalled `serve` for 60 s (its four threads each waited for a
+// request). Now the API answers beside them at once; 3 s is a generous liveness bound.
+TEST_F(ServerTest, IdleConnectionsDoNotStallTheApi) {
+  std::vector<kube::testing::RawConnection> idle;
+  for (int i = 0; i < 32; ++i) {
+    auto c = kube::testing::RawConnection::Open(server_->port(), "127.0.0.2");
+    ASSERT_TRUE(c.has_value());
+    idle.push_back(std::move(*c));
+  }
+  auto r = kube::testing::GetWithin(server_->port(), "/healthz", std::chrono::seconds(3));
+  ASSERT_TRUE(r.has_value()) << "the API did not answer beside 32 idle connections";
+  EXPECT_EQ(kube::testing::StatusOf(*r), 200);
+}
 
 TEST_F(ServerTest, AuthOverTheWire) {
   EXPECT_EQ(Send("GET", "/healthz", "").status, 200);

@@ -1,19 +1,8 @@
-// The metrics and health-probe listeners (kube/manager_server.h) on a Poco HTTPServer.
+// The metrics and health-probe listeners (kube/manager_server.h) on kube::HttpServer.
 #include "kube/manager_server.h"
 
 #include <Poco/Exception.h>
-#include <Poco/Net/HTTPRequestHandler.h>
-#include <Poco/Net/HTTPRequestHandlerFactory.h>
-#include <Poco/Net/HTTPServer.h>
-#include <Poco/Net/HTTPServerParams.h>
-#include <Poco/Net/HTTPServerRequest.h>
-#include <Poco/Net/HTTPServerResponse.h>
-#include <Poco/Net/ServerSocket.h>
-#include <Poco/Net/SocketAddress.h>
-#include <Poco/ThreadPool.h>
 #include <Poco/URI.h>
-
-#include <mutex>
 
 namespace cronledger::kube {
 namespace {
@@ -87,43 +76,6 @@ HttpReply Probe(const std::vector<HealthCheck>& configured, std::string_view sub
   return reply;
 }
 
-class Handler final : public Poco::Net::HTTPRequestHandler {
- public:
-  explicit Handler(const ManagerServerOptions& options) : options_(options) {}
-  void handleRequest(Poco::Net::HTTPServerRequest& req,
-                     Poco::Net::HTTPServerResponse& resp) override {
-    const std::string& target = req.getURI();
-    const size_t q = target.find('?');
-    const std::string path = target.substr(0, q);
-    const std::string query = q == std::string::npos ? "" : target.substr(q + 1);
-    HttpReply r = HandleManagerRequest(options_, req.getMethod(), path, query);
-    resp.setStatusAndReason(static_cast<Poco::Net::HTTPResponse::HTTPStatus>(r.status));
-    resp.setContentType(r.content_type);
-    resp.set("X-Content-Type-Options", "nosniff");
-    resp.setContentLength64(static_cast<Poco::Int64>(r.body.size()));
-    if (req.getMethod() == "HEAD") {
-      resp.send();
-    } else {
-      resp.sendBuffer(r.body.data(), r.body.size());
-    }
-  }
-
- private:
-  const ManagerServerOptions& options_;
-};
-
-class Factory final : public Poco::Net::HTTPRequestHandlerFactory {
- public:
-  explicit Factory(const ManagerServerOptions& options) : options_(options) {}
-  Poco::Net::HTTPRequestHandler* createRequestHandler(
-      const Poco::Net::HTTPServerRequest&) override {
-    return new Handler(options_);
-  }
-
- private:
-  const ManagerServerOptions& options_;
-};
-
 }  // namespace
 
 Result<std::optional<std::string>> ParseBindAddress(std::string_view flag) {
@@ -172,49 +124,31 @@ HttpReply HandleManagerRequest(const ManagerServerOptions& options, std::string_
 
 struct ManagerServer::Impl {
   ManagerServerOptions options;
-  std::unique_ptr<Poco::ThreadPool> pool;
-  std::unique_ptr<Poco::Net::HTTPServer> http;
-  uint16_t port = 0;
-  std::mutex mu;
-  bool stopped = false;
+  std::unique_ptr<HttpServer> http;
 };
 
 ManagerServer::ManagerServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ManagerServer::~ManagerServer() { Stop(); }
 
-uint16_t ManagerServer::port() const { return impl_->port; }
+uint16_t ManagerServer::port() const { return impl_->http->port(); }
 
-void ManagerServer::Stop() {
-  std::lock_guard lock(impl_->mu);
-  if (impl_->stopped) return;
-  impl_->stopped = true;
-  impl_->http->stopAll(true);
-  impl_->pool->joinAll();
-}
+void ManagerServer::Stop() { impl_->http->Stop(); }
 
 Result<std::unique_ptr<ManagerServer>> ManagerServer::Start(const ManagerServerOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  Poco::Net::SocketAddress addr;
-  try {
-    addr = Poco::Net::SocketAddress(options.listen);
-  } catch (const Poco::Exception& e) {
-    return Status::InvalidArgument("bind address \"" + options.listen + "\": " + e.displayText());
-  }
-  try {
-    Poco::Net::ServerSocket socket(addr, 64);
-    impl->port = socket.address().port();
-    auto* params = new Poco::Net::HTTPServerParams;
-    params->setMaxThreads(options.max_threads);
-    params->setMaxQueued(16);
-    params->setKeepAlive(true);
-    impl->pool = std::make_unique<Poco::ThreadPool>(1, std::max(1, options.max_threads));
-    impl->http = std::make_unique<Poco::Net::HTTPServer>(new Factory(impl->options), *impl->pool,
-                                                         socket, params);
-    impl->http->start();
-  } catch (const Poco::Exception& e) {
-    return Status::IoError("listen on " + options.listen + ": " + e.displayText());
-  }
+  HttpServerOptions http;
+  http.listen = options.listen;
+  http.limits = options.limits;
+  const ManagerServerOptions& served = impl->options;
+  auto started = HttpServer::Start(http, [&served](const HttpRequestHead& head) {
+    const size_t q = head.target.find('?');
+    const std::string path = head.target.substr(0, q);
+    const std::string query = q == std::string::npos ? "" : head.target.substr(q + 1);
+    return HandleManagerRequest(served, head.method, path, query);
+  });
+  if (!started.ok()) return started.status();
+  impl->http = std::move(started).value();
   return std::unique_ptr<ManagerServer>(new ManagerServer(std::move(impl)));
 }
 

@@ -11,7 +11,9 @@
 //     probe has controller-runtime's default "ping" check.
 // Bind addresses are controller-runtime's: ":8080" (every interface), "127.0.0.1:8080",
 // "[::1]:8080"; "0" disables the listener; port 0 picks a free one (see port()).
-// No Poco type appears here; the server is plain HTTP (put TLS in front, as kube-rbac-proxy does).
+// The server is plain HTTP (put TLS in front, as kube-rbac-proxy does) on kube::HttpServer, with
+// its limits: an idle, dribbling or non-reading client is dropped after a few seconds and cannot
+// keep a probe from being answered (kube/http_server.h).
 //
 // Thread safety: handlers and checks run on the server's threads, concurrently.
 
@@ -23,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kube/http_server.h"
 #include "model/result.h"
 
 namespace cronledger::kube {
@@ -30,12 +33,6 @@ namespace cronledger::kube {
 // "" or "0" → nullopt (disabled); ":8080" → "0.0.0.0:8080"; "host:port" as given.
 // InvalidArgument for anything else (a missing or out-of-range port).
 Result<std::optional<std::string>> ParseBindAddress(std::string_view flag);
-
-struct HttpReply {
-  int status = 200;
-  std::string content_type = "text/plain; charset=utf-8";
-  std::string body;
-};
 
 struct HealthCheck {
   std::string name;
@@ -52,8 +49,8 @@ struct ManagerServerOptions {
   bool probes = false;
   std::vector<HealthCheck> healthz;
   std::vector<HealthCheck> readyz;
-  // Worker threads. Default: 2.
-  int max_threads = 2;
+  // Timeouts and connection limits (kube/http_server.h for the defaults).
+  HttpServerLimits limits;
 };
 
 class ManagerServer {

@@ -14,8 +14,10 @@
 #include <Poco/NumberParser.h>
 #include <Poco/StreamCopier.h>
 #include <Poco/URI.h>
+#include <poll.h>
 #include <sys/socket.h>
 
+#include <cerrno>
 #include <sstream>
 #include <utility>
 
@@ -30,6 +32,9 @@ class RawReader {
  public:
   virtual ~RawReader() = default;
   virtual int ReadRaw(char* buffer, std::streamsize length) = 0;
+  // Bytes a read returns without waiting: the session's buffer, and with TLS the decrypted bytes
+  // OpenSSL holds.
+  virtual int Ready() = 0;
 };
 
 template <class Base>
@@ -37,6 +42,10 @@ class ReadableSession : public Base, public RawReader {
  public:
   using Base::Base;
   int ReadRaw(char* buffer, std::streamsize length) override { return this->read(buffer, length); }
+  int Ready() override {
+    if (this->buffered() > 0) return this->buffered();
+    return this->connected() ? this->socket().available() : 0;
+  }
 };
 
 std::vector<std::string> SplitPem(const std::string& pem) {
@@ -125,12 +134,18 @@ Result<Poco::Net::Context::Ptr> MakeTlsContext(const KubeConfig& config) {
 class PocoHttpStream : public HttpStream {
  public:
   PocoHttpStream(std::unique_ptr<HTTPClientSession> session, int code,
-                 std::optional<int64_t> retry_after, bool chunked)
+                 std::optional<int64_t> retry_after, bool chunked, Duration stall_timeout)
       : session_(std::move(session)),
         reader_(dynamic_cast<RawReader*>(session_.get())),
         code_(code),
         retry_after_(retry_after),
         chunked_(chunked),
+        // Zero waits forever, as a zero receive timeout does.
+        stall_ms_(
+            stall_timeout > Duration::zero()
+                ? static_cast<int>(
+                      std::chrono::duration_cast<std::chrono::milliseconds>(stall_timeout).count())
+                : -1),
         fd_(session_->socket().impl()->sockfd()) {}
 
   int code() const override { return code_; }
@@ -140,6 +155,17 @@ class PocoHttpStream : public HttpStream {
   ReadResult Read(std::string* out, std::string* error) override {
     char buffer[16384];
     try {
+      // The stall deadline is kept here rather than left to the socket's receive timeout: over
+      // TLS, Poco waits out SO_RCVTIMEO and then polls for the receive timeout once more, so a
+      // silent stream was declared stalled after twice stall_timeout.
+      if (reader_->Ready() == 0) {
+        pollfd p{fd_, POLLIN, 0};
+        int ready = 0;
+        do {
+          ready = ::poll(&p, 1, stall_ms_);
+        } while (ready < 0 && errno == EINTR);
+        if (ready == 0) return ReadResult::kTimeout;
+      }
       const int n = reader_->ReadRaw(buffer, sizeof(buffer));
       if (n <= 0) return ReadResult::kEof;
       out->append(buffer, static_cast<size_t>(n));
@@ -165,6 +191,7 @@ class PocoHttpStream : public HttpStream {
   int code_;
   std::optional<int64_t> retry_after_;
   bool chunked_;
+  int stall_ms_;
   int fd_;
 };
 
@@ -292,8 +319,9 @@ KubeResult<std::unique_ptr<HttpStream>> HttpTransport::OpenStream(const HttpRequ
       if (auto ra = ParseRetryAfter(resp)) error.retry_after = ra;
       return error;
     }
-    return std::unique_ptr<HttpStream>(std::make_unique<PocoHttpStream>(
-        std::move(session), code, ParseRetryAfter(resp), resp.getChunkedTransferEncoding()));
+    return std::unique_ptr<HttpStream>(
+        std::make_unique<PocoHttpStream>(std::move(session), code, ParseRetryAfter(resp),
+                                         resp.getChunkedTransferEncoding(), receive_timeout));
   } catch (const Poco::Exception& e) {
     return FailureFrom("watch " + request.path_and_query, e);
   } catch (const std::exception& e) {

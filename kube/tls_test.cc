@@ -4,6 +4,7 @@
 // sign with a clear error.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <sstream>
 
 #include "kube/config.h"
@@ -115,6 +116,26 @@ TEST_F(TlsTest, TrustsTheKubeconfigCaAndPresentsTheClientCertificate) {
   ASSERT_TRUE(token_client->Get(BatchJobs(), "ns", "j1").ok());
   EXPECT_EQ(server_->requests().back().client_cert_cn, "");
   EXPECT_EQ(server_->requests().back().authorization, "Bearer abc");
+}
+
+// The stall deadline holds over TLS too, where Poco's blocking read used to wait out the receive
+// timeout twice (a 90 s stall_timeout was detected after about 180 s). The stream is silent for
+// good, so the watch ends at stall_timeout; the bound asserted, twice that, is the defect's
+// smallest value — the margin is for a loaded machine, not a speed claim.
+TEST_F(TlsTest, AStalledWatchEndsWithinTheStallTimeout) {
+  std::unique_ptr<PocoKubeClient> client = Client(Kubeconfig(pki_.ca.cert, true));
+  ASSERT_NE(client, nullptr);
+  server_->SetWatchesStalled(true);
+  WatchOptions watch;
+  watch.resource_version = "";
+  watch.stall_timeout = std::chrono::milliseconds(1500);
+  const auto start = std::chrono::steady_clock::now();
+  auto result = client->Watch(BatchJobs(), "ns", watch, [](const WatchEvent&) { return true; });
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(result.ok()) << result.error().ToString();
+  EXPECT_EQ(result->end, WatchEnd::kStalled) << result->detail;
+  EXPECT_GE(took, watch.stall_timeout);
+  EXPECT_LT(took, 2 * watch.stall_timeout);
 }
 
 TEST_F(TlsTest, AnotherCaIsRefusedWithAClearErrorAndNotRetried) {

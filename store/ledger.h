@@ -333,6 +333,10 @@ class Ledger {
   // NotFound when the source never committed a position.
   virtual Result<std::string> GetSourcePosition(std::string_view source) = 0;
   virtual CommitStats Stats() const = 0;
+  // OK while commits can be written. Once a write or an fsync has failed (a full disk, an I/O
+  // error), that failure: nothing more is written — every later Commit() returns it without
+  // touching the disk — until the ledger is reopened. Thread-safe.
+  virtual Status WriteHealth() const { return Status::Ok(); }
   // Counters of the audit index reads (all zero for a ledger that does not keep them).
   virtual DecisionReadStats DecisionReads() const { return {}; }
   // An estimate of how many keys the view holds (0 when unknown), for sizing a scratch view

@@ -229,6 +229,7 @@ const char* CfName(Cf cf) {
 Status FromRocks(const rocksdb::Status& s, std::string_view context) {
   if (s.ok()) return Status::Ok();
   std::string msg = std::string(context) + ": " + s.ToString();
+  if (s.IsNoSpace()) msg = std::string(context) + ": the disk is full (" + s.ToString() + ")";
   if (s.IsNotFound()) return Status::NotFound(msg);
   if (s.IsCorruption()) return Status::Corruption(msg);
   if (s.IsInvalidArgument()) return Status::InvalidArgument(msg);
@@ -676,6 +677,7 @@ void RocksDbLedger::FailLaterLocked(uint64_t failed_group, const Status& status)
   const Status later = status.WithContext(
       "ledger: not written, an earlier commit group failed (reopen the ledger to write again)");
   if (poisoned_.ok()) poisoned_ = later;
+  write_failed_.store(true);
   if (preparing_group_ && preparing_group_->id > failed_group && preparing_group_->doomed.ok()) {
     preparing_group_->doomed = later;
   }
@@ -828,8 +830,14 @@ Status RocksDbLedger::WriteGroup(rocksdb::WriteBatch* batch, uint64_t records) {
     sync_cv_.notify_one();
     return Status::Ok();
   }
+  if (write_failed_.load()) return WriteHealth();
   background_syncs_.fetch_add(1);
   return FromRocks(db_->SyncWAL(), "ledger: sync");
+}
+
+Status RocksDbLedger::WriteHealth() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return poisoned_;
 }
 
 void RocksDbLedger::SyncLoop() {
@@ -843,11 +851,16 @@ void RocksDbLedger::SyncLoop() {
     }
     if (unsynced_records_ == 0) continue;
     unsynced_records_ = 0;
+    if (write_failed_.load()) continue;  // after a failed write, RocksDB is left alone
     l.unlock();
-    // A failed background sync is retried by the next one; a write error also surfaces on the
-    // next Write(), which reports it to its caller.
-    (void)db_->SyncWAL();
+    // A failed fsync is not retried: the pages it failed to write may be gone from the cache, so
+    // a later success would prove nothing (PostgreSQL's "fsyncgate"). The ledger stops writing.
+    const Status synced = FromRocks(db_->SyncWAL(), "ledger: background sync");
     background_syncs_.fetch_add(1);
+    if (!synced.ok()) {
+      std::lock_guard<std::mutex> g(mu_);
+      FailLaterLocked(0, synced);  // no group not yet written is written
+    }
     l.lock();
   }
 }

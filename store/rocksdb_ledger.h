@@ -85,6 +85,7 @@ class RocksDbLedger final : public Ledger {
   Result<LedgerMeta> Meta() override;
   Result<std::string> GetSourcePosition(std::string_view source) override;
   CommitStats Stats() const override;
+  Status WriteHealth() const override;
   DecisionReadStats DecisionReads() const override;
   Status Refresh() override;
 
@@ -218,7 +219,10 @@ class RocksDbLedger final : public Ledger {
   uint64_t last_group_id_ = 0;
   size_t pending_units_ = 0;                 // queued, preparing or in flight
   std::condition_variable commits_idle_cv_;  // inflight_ became empty
-  Status poisoned_;     // a commit group failed: every later Commit fails with this
+  Status poisoned_;  // a write or fsync failed: every later Commit fails with this
+  // poisoned_ is set: the background fsync stops too. RocksDB must see no further write or sync
+  // after a failed one (its WAL writer asserts on a write after an error).
+  std::atomic<bool> write_failed_{false};
   Counters committed_;  // guarded by mu_; advanced only after a successful write
   CommitStats stats_;   // guarded by mu_
   // Held while a group prepares; Rebuild(repair) and retention take it through ExcludeCommits().

@@ -97,6 +97,7 @@ class ForwardingLedger : public Ledger {
     return base_.GetSourcePosition(source);
   }
   CommitStats Stats() const override { return base_.Stats(); }
+  Status WriteHealth() const override { return base_.WriteHealth(); }
   DecisionReadStats DecisionReads() const override { return base_.DecisionReads(); }
   Status Refresh() override { return base_.Refresh(); }
   Result<RebuildReport> Rebuild(bool repair) override { return base_.Rebuild(repair); }

@@ -7,8 +7,12 @@
 #include <Poco/Net/HTTPResponse.h>
 #include <Poco/StreamCopier.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include "kube/lease.h"
 #include "kube/manager_server.h"
+#include "kube/testing/raw_http_client.h"
 #include "tests/run/run_fixture.h"
 
 namespace cronledger::app::testing {
@@ -159,6 +163,30 @@ TEST_F(EndpointsTest, AFollowerIsReadyButNotLeading) {
   EXPECT_TRUE(Eventually(
       [&] { return Has(Get(metrics_->port(), "/metrics").body, "cronledger_acting 1\n"); }));
   EXPECT_EQ(Get(probes_->port(), "/readyz").status, 200);
+}
+
+// Idle connections held against both listeners (the defect: two of them stalled /healthz and
+// /metrics for 60 s, and a kubelet liveness probe would have restarted a healthy controller).
+// The probe must answer within the kubelet's 1 s timeoutSeconds; the test allows 3 s for a
+// loaded machine — a liveness deadline, not a speed claim (kube/http_server_test.cc has the rest).
+TEST_F(EndpointsTest, IdleConnectionsDoNotKeepTheProbesOrMetricsFromAnswering) {
+  ASSERT_GE(kube::testing::RaiseDescriptorLimit(4096), 2200u);
+  Open(Config(kube::CronledgerCronJobs()));
+  std::vector<kube::testing::RawConnection> idle;
+  for (uint16_t port : {probes_->port(), metrics_->port()}) {
+    for (int i = 0; i < 1000; ++i) {
+      auto c = kube::testing::RawConnection::Open(port, "127.0.0.2");
+      ASSERT_TRUE(c.has_value()) << "connection " << i << ": " << std::strerror(errno);
+      idle.push_back(std::move(*c));
+    }
+  }
+  const Duration deadline = std::chrono::seconds(3);
+  auto healthz = kube::testing::GetWithin(probes_->port(), "/healthz", deadline);
+  ASSERT_TRUE(healthz.has_value()) << "/healthz did not answer beside 1000 idle connections";
+  EXPECT_EQ(kube::testing::StatusOf(*healthz), 200);
+  auto metrics = kube::testing::GetWithin(metrics_->port(), "/metrics", deadline);
+  ASSERT_TRUE(metrics.has_value()) << "/metrics did not answer beside 1000 idle connections";
+  EXPECT_EQ(kube::testing::StatusOf(*metrics), 200);
 }
 
 TEST(BindAddress, ControllerRuntimeSpellings) {
