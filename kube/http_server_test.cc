@@ -11,6 +11,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "kube/testing/raw_http_client.h"
@@ -108,7 +109,10 @@ TEST(HttpServer, AClientThatDoesNotReadIsCutOffAndOthersAreServed) {
   auto other = GetWithin(server->port(), "/small", kAnswerDeadline);
   ASSERT_TRUE(other.has_value());
   EXPECT_EQ(StatusOf(*other), 200);
-  // The stuck answer is abandoned at the write timeout: reading now ends before all 64 MiB.
+  // The stuck answer is abandoned at the write timeout: once it has passed, reading (quickly now)
+  // ends before all 64 MiB.
+  std::this_thread::sleep_for(limits.write_timeout * 2);
+  reader->GrowReceiveBuffer();
   auto got = reader->ReadUntilClosed(std::chrono::seconds(20));
   ASSERT_TRUE(got.has_value());
   EXPECT_LT(got->size(), big.size());

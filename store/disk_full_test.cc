@@ -103,15 +103,20 @@ TEST_F(DiskFullTest, WritingStopsWithAClearErrorAndResumesOnceSpaceIsFreed) {
     EXPECT_FALSE(ledger->WriteHealth().ok());
   }  // closing after the failure must not abort
 
-  // Still full: a reopen either fails or refuses the first commit, with the same clear error.
+  // Still full: a reopen either fails, or refuses the first commit with the same clear error, or
+  // (RocksDB gives back the log space it had preallocated when it closes) takes it durably.
   {
     auto reopened = Ledger::Open(options);
     if (reopened.ok()) {
       UnitOfWork unit;
       unit.inputs.push_back(BigEvent(5000, 16u << 10, rng));
-      Status s = (*reopened)->Commit(std::move(unit)).status();
-      EXPECT_FALSE(s.ok());
-      EXPECT_NE(s.message().find("the disk is full"), std::string::npos) << s.ToString();
+      auto r = (*reopened)->Commit(std::move(unit));
+      if (r.ok()) {
+        ++acknowledged;
+      } else {
+        EXPECT_NE(r.status().message().find("the disk is full"), std::string::npos)
+            << r.status().ToString();
+      }
     } else {
       EXPECT_NE(reopened.status().message().find("the disk is full"), std::string::npos)
           << reopened.status().ToString();

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "store/info_log.h"
 #include "store/keys.h"
 #include "store/raw_codec.h"
 
@@ -362,8 +363,7 @@ Result<std::unique_ptr<Ledger>> RocksDbLedger::OpenImpl(const LedgerOptions& opt
     }
     db_options.max_open_files = -1;  // a secondary keeps every table open (the writer may delete)
     // Every catch-up logs to the instance's own info log: bound it for long-lived readers (serve).
-    db_options.max_log_file_size = 1u << 20;
-    db_options.keep_log_file_num = 2;
+    db_options.info_log = NewInfoLog(ledger->secondary_dir_ + "/LOG", 1u << 20);
     s = rocksdb::DB::OpenAsSecondary(db_options, options.path, ledger->secondary_dir_, descriptors,
                                      &ledger->cfs_, &raw_db);
     if (!s.ok()) return FromRocks(s, "ledger: open read-only " + options.path);
@@ -373,6 +373,12 @@ Result<std::unique_ptr<Ledger>> RocksDbLedger::OpenImpl(const LedgerOptions& opt
     CL_RETURN_IF_ERROR(ledger->LoadMeta());
     return std::unique_ptr<Ledger>(std::move(ledger));
   }
+  if (db_options.create_if_missing) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.path, ec);
+    if (ec) return Status::Internal("ledger: create " + options.path + ": " + ec.message());
+  }
+  db_options.info_log = NewInfoLog(options.path + "/LOG", 16u << 20);
   s = rocksdb::DB::Open(db_options, options.path, descriptors, &ledger->cfs_, &raw_db);
   if (!s.ok()) return FromRocks(s, "ledger: open " + options.path);
   ledger->db_.reset(raw_db);

@@ -77,6 +77,11 @@ void RawConnection::ShrinkReceiveBuffer() {
   ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
 }
 
+void RawConnection::GrowReceiveBuffer() {
+  const int size = 4 << 20;
+  ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+}
+
 std::optional<std::string> RawConnection::ReadUntilClosed(Duration deadline) {
   const auto until = std::chrono::steady_clock::now() +
                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(deadline);

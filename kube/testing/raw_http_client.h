@@ -26,6 +26,9 @@ class RawConnection {
   bool Send(const std::string& bytes);
   // Shrinks the receive buffer, so a server writing a large answer blocks soon.
   void ShrinkReceiveBuffer();
+  // Back to a large receive buffer, so that what the peer already queued drains quickly (a 4 KiB
+  // window drains at delayed-ACK pace, tens of seconds for a few MiB).
+  void GrowReceiveBuffer();
   // Reads until the peer closes, at most `deadline` in total; the bytes read, or nullopt when the
   // deadline passed with the connection still open.
   std::optional<std::string> ReadUntilClosed(Duration deadline);
