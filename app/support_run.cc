@@ -1,6 +1,7 @@
 // RunAssembly: the parts of `cronledger run` wired together (docs/run.md).
 #include "app/support_run.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "emit/kube_actuator.h"
@@ -69,6 +70,14 @@ Result<std::unique_ptr<RunAssembly>> RunAssembly::Open(const RunConfig& config,
   }
   controller::ControllerOptions options;
   options.workers = config.workers;
+  if (config.shadow) {
+    // A pass that waits for the cluster's Job fails with ShadowPending and is retried with
+    // back-off. Uncapped (client-go's 1000 s), the back-off of a CronJob whose Jobs stopped
+    // coming would delay its next passes past later fire times, which would then be recorded
+    // late or folded into one; a quarter of the grace keeps every fire time's pass within it.
+    options.rate_limiter.max_delay = std::clamp<Duration>(
+        config.shadow_grace / 4, std::chrono::seconds(1), options.rate_limiter.max_delay);
+  }
   CL_ASSIGN_OR_RETURN(a->controller_,
                       controller::Controller::Open(options, *parts.ledger, *a->actuator_,
                                                    *parts.wall, *parts.mono, *parts.tzdb));

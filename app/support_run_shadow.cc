@@ -38,6 +38,23 @@ std::string OwnerName(const Json& job) {
   return "";
 }
 
+// Whether the Job's controller is a batch/v1 CronJob, the kind the auditor audits; Jobs of other
+// controllers (cronledger's own CRD CronJobs among them) are not the built-in controller's work.
+bool ControlledByBatchCronJob(const Json& job) {
+  const Json* refs = nullptr;
+  if (job.contains("metadata") && job["metadata"].is_object() &&
+      job["metadata"].contains("ownerReferences")) {
+    refs = &job["metadata"]["ownerReferences"];
+  }
+  if (refs == nullptr || !refs->is_array()) return false;
+  for (const Json& ref : *refs) {
+    if (!ref.is_object() || !ref.value("controller", false)) continue;
+    const std::string api = ref.value("apiVersion", std::string());
+    return ref.value("kind", std::string()) == "CronJob" && api.rfind("batch/", 0) == 0;
+  }
+  return false;
+}
+
 ApiOutcome FromView(store::Ledger& ledger, model::ObjectKind kind, const model::ApiCall& call) {
   auto obj = ledger.GetObject(kind, call.namespace_, call.name);
   if (!obj.ok()) {
@@ -111,7 +128,10 @@ void ShadowAuditor::Expect(const model::ApiCall& create, Time now) {
 void ShadowAuditor::Matched(const std::string& ns, const std::string& name) {
   std::lock_guard lock(mu_);
   const std::string key = Key(ns, name);
-  if (auto s = seen_.find(key); s != seen_.end()) s->second.expected = true;
+  // The view can hold the Job before its watch event reaches Observe: remember the match, so the
+  // event that follows finds the Job expected.
+  auto [s, inserted] = seen_.try_emplace(key, Seen{"", wall_.Now(), Time(), true});
+  if (!inserted) s->second.expected = true;
   auto e = expected_.find(key);
   if (e != expected_.end() && !e->second.missed) expected_.erase(e);
 }
@@ -124,7 +144,7 @@ void ShadowAuditor::Observe(const std::vector<model::WatchEvent>& events) {
       continue;
     }
     auto json = model::ParseJson(ev.raw);
-    if (!json.ok()) continue;
+    if (!json.ok() || !ControlledByBatchCronJob(*json)) continue;
     const std::optional<Time> created = MetaTime(*json, "creationTimestamp");
     const std::string key = Key(ev.namespace_, ev.name);
     auto e = expected_.find(key);

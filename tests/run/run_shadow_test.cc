@@ -1,5 +1,7 @@
 // --shadow: the cluster (played by the test, as the built-in controller) creates the Job of one
 // slot and misses the next: one MissedRun divergence, none for the match, and nothing written.
+#include "model/clock.h"
+#include "store/test_util.h"
 #include "tests/run/run_fixture.h"
 
 namespace cronledger::app::testing {
@@ -155,6 +157,59 @@ TEST_F(RunFixture, ShadowRecordsAJobNobodyAskedFor) {
   ASSERT_EQ(divergences->size(), 1u);
   EXPECT_EQ((*divergences)[0].kind, kUnexpectedJob);
   EXPECT_EQ((*divergences)[0].job, JobName("report", kStart + 120));
+}
+
+TEST_F(RunFixture, ShadowIgnoresJobsOfOtherControllers) {
+  auto cj = server_->Create(Batch(), CronJobObject(Batch(), "prod", "report", "*/5 * * * *"));
+  ASSERT_TRUE(cj.ok());
+  RunConfig config = Config(Batch());
+  config.shadow = true;
+  StartAssembly(config);
+  Settle(Batch());
+  // A Job of the same name and namespace whose controller is a cronledger.io CronJob (the CRD):
+  // not the built-in controller's work, so not a divergence of it.
+  clock_.AdvanceTo(Time::FromUnix(kStart + 120));
+  Json job = ClusterJob(*cj, kStart + 120);
+  job["metadata"]["ownerReferences"][0]["apiVersion"] = "cronledger.io/v1";
+  ASSERT_TRUE(server_->Create(kube::BatchJobs(), job).ok());
+  Settle(Batch());
+  clock_.AdvanceTo(Time::FromUnix(kStart + 240));
+  auto n = assembly_->auditor()->Check();
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 0u);
+  auto divergences = ListDivergences(*ledger_);
+  ASSERT_TRUE(divergences.ok());
+  EXPECT_TRUE(divergences->empty());
+}
+
+TEST(ShadowAuditorTest, AJobMatchedFromTheViewBeforeItsEventIsExpected) {
+  // The view (ledger) can hold the cluster's Job before the auditor sees its watch event: the
+  // pass matches it there first, and the event that follows must not make it an UnexpectedJob.
+  store::testing::TempDir dir;
+  store::LedgerOptions options;
+  options.path = dir.path() + "/ledger";
+  auto ledger = store::testing::OpenTestLedger(options);
+  ASSERT_NE(ledger, nullptr);
+  ManualClock wall(Time::FromUnix(kStart));
+  ShadowAuditor auditor(*ledger, wall, std::chrono::seconds(20), nullptr);
+  Json cj = {{"metadata", {{"name", "report"}, {"namespace", "prod"}, {"uid", "u1"}}}};
+  wall.AdvanceTo(Time::FromUnix(kStart + 300));
+  Json job = ClusterJob(cj, kStart + 300);
+  job["metadata"]["uid"] = "job-uid";
+  job["metadata"]["creationTimestamp"] = FormatRfc3339(Time::FromUnix(kStart + 300));
+  auditor.Matched("prod", JobName("report", kStart + 300));
+  model::WatchEvent ev;
+  ev.type = model::WatchEventType::kAdded;
+  ev.kind = model::ObjectKind::kJob;
+  ev.namespace_ = "prod";
+  ev.name = JobName("report", kStart + 300);
+  ev.owner_name = "report";
+  ev.raw = model::DumpJson(job);
+  auditor.Observe({ev});
+  wall.AdvanceTo(Time::FromUnix(kStart + 400));
+  auto n = auditor.Check();
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 0u);
 }
 
 TEST(RunConfigTest, ShadowNeedsTheBuiltInResource) {
