@@ -103,8 +103,8 @@ seqs_by_key() {
 # For the decision stream the value's cronJob (namespace/name) must also equal the key.
 values_match_headers() {
   local file="$1" decisions="${2:-}"
-  local filter='[.seq|tostring, ""] | @tsv'
-  [[ -n "$decisions" ]] && filter='[.seq|tostring, (.cronJob.namespace + "/" + .cronJob.name)] | @tsv'
+  local filter='[(.seq|tostring), ""] | @tsv'
+  [[ -n "$decisions" ]] && filter='[(.seq|tostring), (.cronJob.namespace + "/" + .cronJob.name)] | @tsv'
   paste <(cut -f3,4 "$file") <(jq -r "$filter" "$file.values") | awk -F'\t' -v dec="$decisions" '
     $2 != $3 || (dec != "" && $1 != $4) { print "  key " $1 " seq " $2 ": value says seq " $3 (dec != "" ? ", cronJob " $4 : ""); bad = 1 }
     END { exit bad }' | head -n 5

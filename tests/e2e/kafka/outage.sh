@@ -31,7 +31,7 @@ brokers="$(sed -n 's/^KAFKA_BROKERS=//p' "$work/broker/env")"
 say "own broker at $brokers (started in $(sed -n 's/^KAFKA_START_MS=//p' "$work/broker/env") ms)"
 prefix="$(unique_prefix outage)"
 
-"$CRONLEDGER" simulate "$E2E_REPO/deploy/samples" --duration 4d --data-dir "$work/data" \
+"$CRONLEDGER" simulate "$E2E_REPO/deploy/samples" --duration 4h --data-dir "$work/data" \
   -o json >"$work/simulate.json"
 "$CRONLEDGER" export --data-dir "$work/data" >"$work/bundle.jsonl"
 decisions_of_bundle "$work/bundle.jsonl" "$work/oracle.tsv"
@@ -49,7 +49,7 @@ E2E_PIDS+=("$emit_pid")
 
 # Wait until the stream is under way, then take the broker away.
 for _ in $(seq 1 120); do
-  (( $(topic_count "$brokers" "$prefix.ledger") >= 300 )) && break
+  (( $(topic_count "$brokers" "$prefix.ledger") >= 200 )) && break
   kill -0 "$emit_pid" 2>/dev/null || break
   sleep 0.5
 done
@@ -69,8 +69,10 @@ emit_rc=$?
 set -e
 E2E_PIDS=()
 check_eq "emit exits 0 once the broker is back (stderr: $work/emit.err)" 0 "$emit_rc"
-check "no emitter session failed during the outage (no 'retrying' in emit's stderr)" \
-  bash -c "! grep -q retrying '$work/emit.err'"
+# A failed session is reported as "cronledger emit: TOPIC: ERROR (retrying)" (a new session could
+# write records again); librdkafka's own retries are logged as "rdkafka ...".
+check "no emitter session failed during the outage (emit's stderr has no session error)" \
+  bash -c "! grep -q '^cronledger emit: .*(retrying)\$' '$work/emit.err'"
 check_eq "the decision outbox caught up to the last decision" "$last_decision" \
   "$(emit_field "$work/emit.json" "$prefix.decisions" position)"
 inputs_head="$(emit_field "$work/emit.json" "$prefix.ledger" position)"

@@ -15,7 +15,7 @@ work="$E2E_WORK/outbox"
 rm -rf "$work" && mkdir -p "$work"
 say "broker $KAFKA_BROKERS, topic prefix $prefix"
 
-"$CRONLEDGER" simulate "$E2E_REPO/deploy/samples" --duration 2d --data-dir "$work/data" \
+"$CRONLEDGER" simulate "$E2E_REPO/deploy/samples" --duration 6h --data-dir "$work/data" \
   -o json >"$work/simulate.json"
 "$CRONLEDGER" export --data-dir "$work/data" >"$work/bundle.jsonl"
 decisions_of_bundle "$work/bundle.jsonl" "$work/oracle.tsv"
