@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# The watch relay and two `run --kafka-watch-topic` replicas in one consumer group, against the
+# real broker (KAFKA_BROKERS) and a real kube-apiserver (E2E_KUBECONFIG, an admin kubeconfig with
+# the cronledger CRD installed; kubectl from E2E_KUBECTL or PATH). Skipped (exit 77) without
+# E2E_KUBECONFIG.
+#
+#   kube-apiserver --relay--> P.watch --(group G, coordinator: the broker)--> run a, run b
+#                                                     a, b --createJob--> kube-apiserver
+#                                                     a, b --outbox--> P.decisions
+#
+# Eight CronJobs ("* * * * *", Allow) in a fresh namespace. Both replicas run for two minute
+# boundaries, then replica b is SIGKILLed; a must take over all partitions and run two more
+# boundaries alone. Asserts, reading P.watch and P.decisions with kcat and the Jobs with kubectl:
+#  relay (P.watch): every CronJob and every Job of the namespace is on the topic, keyed by its
+#    CronJob, each key on one partition, each object's resourceVersions increasing;
+#  group: both replicas owned partitions, together all of them; after the kill, a owns all;
+#  none lost: every CronJob has a Job and a createJob decision for every minute from the first
+#    full minute after both replicas were ready to the last minute before they were stopped;
+#  none twice: per replica, no fire time has two createJob decisions; across replicas, a fire
+#    time decided by both is only the hand-over's (scheduled no later than the kill: the old
+#    owner's create and the new owner's adoption of the Job through AlreadyExists, docs/kafka.md),
+#    and before the kill each CronJob is decided by one replica only.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+if [[ -z "${E2E_KUBECONFIG:-}" ]]; then
+  echo "[watch_group] SKIP: E2E_KUBECONFIG is not set (needs a real kube-apiserver with the cronledger CRD)"
+  exit 77
+fi
+require_env CRONLEDGER E2E_WORK KAFKA_BROKERS
+kubectl_bin="${E2E_KUBECTL:-kubectl}"
+kc() { "$kubectl_bin" --kubeconfig "$E2E_KUBECONFIG" "$@"; }
+
+work="$E2E_WORK/watch_group"
+rm -rf "$work" && mkdir -p "$work"
+prefix="$(unique_prefix wg)"
+ns="e2e-wg-$(date +%s)-$RANDOM"
+group="$prefix-group"
+cronjobs=(cj0 cj1 cj2 cj3 cj4 cj5 cj6 cj7)
+
+cleanup() {
+  cleanup_pids
+  kc delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
+  report_time
+}
+trap cleanup EXIT
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+now_minute() { echo $(( $(date +%s) / 60 )); }
+# wait_for_boundary: sleeps until SECONDS_PAST seconds after the next minute boundary.
+wait_past_boundary() {
+  local past="$1" now
+  now=$(date +%s)
+  sleep $(( 60 - now % 60 + past ))
+}
+metric() {  # metric PORT NAME: a gauge/counter value from a replica's /metrics
+  curl -fsS "http://127.0.0.1:$1/metrics" 2>/dev/null | awk -v n="$2" '$1 == n { print $2 }'
+}
+
+kc create namespace "$ns" >/dev/null
+for cj in "${cronjobs[@]}"; do
+  cat <<EOF
+---
+apiVersion: cronledger.io/v1
+kind: CronJob
+metadata:
+  name: $cj
+  namespace: $ns
+spec:
+  schedule: "* * * * *"
+  concurrencyPolicy: Allow
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+            - name: main
+              image: busybox
+              command: ["true"]
+EOF
+done >"$work/cronjobs.yaml"
+kc apply -f "$work/cronjobs.yaml" >/dev/null
+say "namespace $ns with ${#cronjobs[@]} CronJobs; broker $KAFKA_BROKERS, topic prefix $prefix"
+
+"$CRONLEDGER" relay --kafka-brokers "$KAFKA_BROKERS" --kubeconfig "$E2E_KUBECONFIG" \
+  --namespace "$ns" --kafka-topic-prefix "$prefix" 2>"$work/relay.err" &
+E2E_PIDS+=($!)
+relay_pid=$!
+for _ in $(seq 1 120); do
+  (( $(topic_count "$KAFKA_BROKERS" "$prefix.watch") >= ${#cronjobs[@]} )) && break
+  sleep 0.5
+done
+check "the relay published the CronJobs to $prefix.watch" \
+  test "$(topic_count "$KAFKA_BROKERS" "$prefix.watch")" -ge "${#cronjobs[@]}"
+partitions="$(kcat -b "$KAFKA_BROKERS" -L -t "$prefix.watch" | grep -c '^    partition ')"
+check "$prefix.watch has several partitions ($partitions)" test "$partitions" -gt 1
+
+# A short session timeout: the killed replica leaves the group within seconds.
+printf '%s\n' session.timeout.ms=6000 heartbeat.interval.ms=500 >"$work/consumer.properties"
+declare -A port pid
+start_replica() {
+  local r="$1"
+  port[$r]="$(free_port)"
+  "$CRONLEDGER" run --kubeconfig "$E2E_KUBECONFIG" --data-dir "$work/data-$r" --sync none \
+    --kafka-brokers "$KAFKA_BROKERS" --kafka-topic-prefix "$prefix" \
+    --kafka-watch-topic "$prefix.watch" --kafka-group-id "$group" --kafka-source-id "$r" \
+    --kafka-config "$work/consumer.properties" --metrics-bind-address "127.0.0.1:${port[$r]}" \
+    2>"$work/run-$r.err" &
+  pid[$r]=$!
+  E2E_PIDS+=("${pid[$r]}")
+}
+start_replica a
+start_replica b
+
+assigned() { local v; v="$(metric "${port[$1]}" cronledger_kafka_watch_assigned_partitions)"; echo "${v:-0}"; }
+caught_up() { local v; v="$(metric "${port[$1]}" cronledger_kafka_watch_caught_up)"; echo "${v:-0}"; }
+for _ in $(seq 1 180); do
+  if (( $(assigned a) > 0 && $(assigned b) > 0 && $(assigned a) + $(assigned b) == partitions )) &&
+     [[ "$(caught_up a)" == 1 && "$(caught_up b)" == 1 ]]; then
+    break
+  fi
+  sleep 0.5
+done
+check "both replicas own partitions of the group, together all $partitions (a: $(assigned a), b: $(assigned b)), and caught up" \
+  test "$(assigned a)" -gt 0 -a "$(assigned b)" -gt 0 -a $(( $(assigned a) + $(assigned b) )) -eq "$partitions" \
+  -a "$(caught_up a)" == 1 -a "$(caught_up b)" == 1
+first_minute=$(( $(now_minute) + 1 ))
+
+# Two minute boundaries with both replicas, then b crashes 15 s after a boundary.
+wait_past_boundary 5
+wait_past_boundary 15
+kill -KILL "${pid[b]}"
+kill_time=$(date +%s)
+say "replica b SIGKILLed at $(date -u -d "@$kill_time" +%H:%M:%S)"
+for _ in $(seq 1 120); do
+  (( $(assigned a) == partitions )) && [[ "$(caught_up a)" == 1 ]] && break
+  sleep 0.5
+done
+check "replica a took over all $partitions partitions ($(assigned a)) and caught up" \
+  test "$(assigned a)" -eq "$partitions" -a "$(caught_up a)" == 1
+# Two more boundaries with a alone; 20 s after the last for its Jobs to be created.
+wait_past_boundary 5
+wait_past_boundary 20
+last_minute=$(( $(now_minute) ))
+kill -TERM "${pid[a]}"
+wait "${pid[a]}" || fail "replica a did not exit 0 on SIGTERM (see $work/run-a.err)"
+kill -TERM "$relay_pid"
+wait "$relay_pid" || fail "the relay did not exit 0 on SIGTERM (see $work/relay.err)"
+E2E_PIDS=()
+
+# --- the relay's topic -------------------------------------------------------------------------
+read_topic "$KAFKA_BROKERS" "$prefix.watch" "$work/watch.tsv"
+check "P.watch: each key on one partition" one_partition_per_key "$work/watch.tsv"
+# kind TAB name TAB resourceVersion TAB key, in offset order (bookmarks have no name).
+paste <(cut -f3 "$work/watch.tsv") \
+  <(jq -r '[.object.kind, .object.metadata.name // "", .object.metadata.resourceVersion] | @tsv' \
+     "$work/watch.tsv.values") | awk -F'\t' -v OFS='\t' '$3 != "" { print $2, $3, $4, $1 }' >"$work/watch-objects.tsv"
+check "P.watch: each object's resourceVersions never go back (offset order)" awk -F'\t' '
+  { k = $1 "/" $2; if ((k in rv) && $3 + 0 < rv[k]) { print "  " k ": " $3 " after " rv[k]; bad = 1 } rv[k] = $3 + 0 }
+  END { exit bad }' "$work/watch-objects.tsv"
+kc get jobs -n "$ns" -o json | jq -r '.items[] | [.metadata.name,
+  ((.metadata.ownerReferences // [])[] | select(.controller) | .name)] | @tsv' >"$work/jobs.tsv"
+check "the API server holds Jobs" test -s "$work/jobs.tsv"
+for cj in "${cronjobs[@]}"; do
+  grep -q "^CronJob	$cj	.*	$ns/$cj\$" "$work/watch-objects.tsv" ||
+    fail "P.watch has no event of CronJob $cj keyed $ns/$cj"
+done
+while IFS=$'\t' read -r job owner; do
+  grep -q "^Job	$job	.*	$ns/$owner\$" "$work/watch-objects.tsv" ||
+    fail "P.watch has no event of Job $job keyed by its CronJob $ns/$owner"
+done <"$work/jobs.tsv"
+say "ok: P.watch has every CronJob and every Job ($(wc -l <"$work/jobs.tsv")), keyed by CronJob"
+
+# --- decisions ---------------------------------------------------------------------------------
+read_topic "$KAFKA_BROKERS" "$prefix.decisions" "$work/decisions.tsv"
+check "P.decisions: records of both replicas (cronledger-source a and b)" \
+  test "$(cut -f6 "$work/decisions.tsv" | sort -u | tr '\n' ' ')" == "a b "
+check "P.decisions: no seq twice per replica" no_duplicate_seq "$work/decisions.tsv"
+check "P.decisions: seqs increase per key and replica" seq_increasing_per_key "$work/decisions.tsv"
+# source TAB cronjob TAB scheduled unix minute, for each createJob.
+paste <(cut -f6 "$work/decisions.tsv") <(jq -r '[.action, .cronJob.name, (.scheduledTime // "")] | @tsv' \
+  "$work/decisions.tsv.values") | awk -F'\t' -v OFS='\t' '$2 == "createJob" { print $1, $3, $4 }' |
+  while IFS=$'\t' read -r src cj at; do echo "$src	$cj	$(( $(date -d "$at" +%s) / 60 ))"; done \
+  >"$work/creates.tsv"
+check "per replica, no fire time has two createJob decisions" awk -F'\t' '
+  { k = $1 "|" $2 "|" $3; if (seen[k]++) { print "  " $1 ": " $2 " @" $3 " twice"; bad = 1 } } END { exit bad }' \
+  "$work/creates.tsv"
+kill_minute=$(( kill_time / 60 ))
+check "a fire time decided by both replicas is only the hand-over's (at or before minute $kill_minute)" \
+  awk -F'\t' -v km="$kill_minute" '
+  { k = $2 "|" $3; srcs[k] = srcs[k] $1 } END {
+    for (k in srcs) if (srcs[k] ~ /a/ && srcs[k] ~ /b/) { split(k, p, "|"); n++; if (p[2] + 0 > km) { print "  " k " decided by a and b"; bad = 1 } }
+    if (n) print "  (" n " hand-over fire time(s) decided by both)"
+    exit bad }' "$work/creates.tsv"
+check "before the kill each CronJob is decided by one replica only" awk -F'\t' -v km="$kill_minute" '
+  $3 < km { if (($2 in s) && s[$2] != $1) { print "  " $2 " by " s[$2] " and " $1; bad = 1 } s[$2] = $1 }
+  END { exit bad }' "$work/creates.tsv"
+missing=0
+for cj in "${cronjobs[@]}"; do
+  for (( m = first_minute; m <= last_minute; m++ )); do
+    grep -q "^$cj-$m	" "$work/jobs.tsv" || { say "  missing Job $cj-$m"; missing=$((missing + 1)); }
+    awk -F'\t' -v c="$cj" -v m="$m" '$2 == c && $3 == m { f = 1 } END { exit !f }' "$work/creates.tsv" ||
+      { say "  no createJob decision for $cj @$m"; missing=$((missing + 1)); }
+  done
+done
+check_eq "every CronJob has a Job and a createJob decision for each minute $first_minute..$last_minute" 0 "$missing"
+say "PASS"
