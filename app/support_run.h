@@ -136,7 +136,8 @@ model::Json DivergenceJson(const Divergence& d);
 // create → AlreadyExists when the view has the Job (the reconciler then GETs it and adopts it if
 // it is controlled by the CronJob, exactly as after a create race), else the expectation is
 // registered and the call fails with reason "ShadowPending" (FailedCreate, retried with back-off
-// until the cluster's Job shows up); delete → NotFound when absent, else "ShadowNotPerformed";
+// until the cluster's Job shows up); delete → NotFound when absent, else success without deleting
+// (so that Replace's create that follows is expected too);
 // updateStatus → the view's CronJob with the decided status (not written). Events are dropped
 // (they are in the decision log).
 class ShadowActuator final : public controller::Actuator {

@@ -17,7 +17,9 @@ runtime_and_build=(
   tzdata zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev libbz2-dev libjemalloc-dev
   clang-format libyaml-cpp-dev
 )
-test_extra=(kcat chromium)
+# kcat, the JDK and Maven (the Kafka broker), jq and curl: the end-to-end tier (tests/e2e). Its
+# Kubernetes peers also need Go >= 1.24, which Debian 12 does not package (the machine provides it).
+test_extra=(kcat chromium openjdk-17-jdk-headless maven jq curl)
 dev_extra=(
   clang-14 libclang-rt-14-dev
   golang-go golang-github-robfig-cron-dev

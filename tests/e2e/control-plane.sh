@@ -12,7 +12,8 @@
 #
 # Nothing runs Pods: there is no scheduler, kubelet or Job controller, so a Job's Pods never exist and
 # tests finish Jobs by writing their status as the Job controller would (tests/e2e/lib.sh).
-# kube-controller-manager runs the upstream `cronjob` and `garbagecollector` controllers only.
+# kube-controller-manager runs the upstream `cronjob`, `garbagecollector` and `namespace` controllers,
+# each with its own ServiceAccount credentials (as in a cluster), and nothing else.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
@@ -147,6 +148,7 @@ export E2E_KUBECONFIG=$dir/admin.kubeconfig
 export E2E_CONTROL_PLANE=$dir
 export E2E_K8S_BIN=$k8s/bin
 export KUBECTL=$k8s/bin/kubectl
+export E2E_KUBECTL=$k8s/bin/kubectl
 export E2E_APISERVER=https://127.0.0.1:$APISERVER_PORT
 export E2E_CA=$pki/ca.crt
 EOF
@@ -161,7 +163,7 @@ kcm_start() {
   "$E2E_K8S_BIN/kube-controller-manager" \
     --kubeconfig "$dir/kcm.kubeconfig" \
     --authentication-kubeconfig "$dir/kcm.kubeconfig" --authorization-kubeconfig "$dir/kcm.kubeconfig" \
-    --controllers cronjob,garbagecollector \
+    --controllers cronjob,garbagecollector,namespace --use-service-account-credentials \
     --leader-elect=false --bind-address 127.0.0.1 --secure-port "$(free_port)" \
     --v 2 >>"$dir/kcm.log" 2>&1 &
   echo $! >"$dir/kcm.pid"

@@ -5,7 +5,7 @@
 # shellcheck shell=bash
 
 E2E_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO_ROOT="$(cd "$E2E_ROOT/../.." && pwd)"
+REPO_ROOT="${REPO_ROOT:-$(cd "$E2E_ROOT/../.." && pwd)}"
 e2e_name="$(basename "$0" .sh)"
 e2e_failures=0
 

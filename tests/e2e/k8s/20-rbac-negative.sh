@@ -58,6 +58,7 @@ expect_eq "it created no Job" 0 "$(kc get jobs -n e2e-rbac --no-headers 2>/dev/n
 log "its words: $(grep -m1 -i forbidden "$W/cronledger.log" || true)"
 
 stop_all
+kc delete cronjobs.cronledger.io --all -n e2e-rbac >/dev/null
 kc delete namespace e2e-rbac --wait=false >/dev/null
 kc delete clusterrolebinding cronledger-rbac-negative >/dev/null
 kc delete clusterrole cronledger-rbac-negative >/dev/null

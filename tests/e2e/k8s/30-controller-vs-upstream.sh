@@ -106,15 +106,16 @@ e2e_pids+=("$finisher_pid")
 # B2+30 s: kill the leader; the other replica takes the Lease over.
 at $((60 + 30))
 leader="$(kc get lease cronledger-controller -n cronledger-system -o jsonpath='{.spec.holderIdentity}')"
-victim=a
-curl -sf "http://127.0.0.1:${probe[b]}/readyz" >/dev/null 2>&1 && victim=b
+victim=""
+for r in a b; do [[ "$leader" == *"_${pid[$r]}" ]] && victim=$r; done  # identity: <host>_<pid>
+[[ -n "$victim" ]] || die "the Lease holder '$leader' is neither replica (${pid[a]}, ${pid[b]})"
+survivor=a; [[ $victim == a ]] && survivor=b
 log "killing the leader (replica $victim, Lease holder $leader)"
 kill -9 "${pid[$victim]}"
-survivor=a; [[ $victim == a ]] && survivor=b
 check "the surviving replica takes the Lease over" wait_until 45 \
-  curl -sf "http://127.0.0.1:${probe[$survivor]}/readyz"
-check "the Lease changed holder" bash -c \
-  "[[ \"\$($KUBECTL get lease cronledger-controller -n cronledger-system -o jsonpath='{.spec.holderIdentity}')\" != '$leader' ]]"
+  grep -q 'became the leader' "$W/cronledger-$survivor.log"
+check "the Lease names the survivor" wait_until 10 bash -c \
+  "[[ \"\$($KUBECTL get lease cronledger-controller -n cronledger-system -o jsonpath='{.spec.holderIdentity}')\" == *_${pid[$survivor]} ]]"
 
 # B3+20 s: delete the gc CronJobs; the garbage collector deletes their Jobs.
 at $((120 + 20))

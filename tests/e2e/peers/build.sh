@@ -17,6 +17,16 @@ mkdir -p "$cache"
 
 log() { echo "peers: $*" >&2; }
 
+# The Kubernetes 1.34 and etcd 3.6 modules need Go 1.24 or newer (Debian 12's golang-go is 1.19).
+need_go() {
+  local v
+  v="$(go env GOVERSION 2>/dev/null || true)"
+  if [[ ! "$v" =~ ^go1\.([0-9]+) ]] || (( BASH_REMATCH[1] < 24 )); then
+    echo "peers: Go >= 1.24 is needed to build kube-apiserver and etcd; found '${v:-no go}'" >&2
+    exit 1
+  fi
+}
+
 # build_go <dir> <module dir> <ldflags> <package>...: builds the packages into <dir>/bin atomically.
 build_go() {
   local dir="$1" mod="$2" ldflags="$3"; shift 3
@@ -31,6 +41,7 @@ peer_kubernetes() {
   local dir="$cache/kubernetes-v$K8S_VERSION"
   [[ -x "$dir/bin/kube-apiserver" && -x "$dir/bin/kube-controller-manager" && -x "$dir/bin/kubectl" ]] \
     && { echo "$dir"; return; }
+  need_go
   log "building kube-apiserver, kube-controller-manager, kubectl v$K8S_VERSION (cold: several minutes)"
   local v="k8s.io/component-base/version" cv="k8s.io/client-go/pkg/version"
   local flags="-s -w" minor p
@@ -48,6 +59,7 @@ peer_kubernetes() {
 peer_etcd() {
   local dir="$cache/etcd-v$ETCD_VERSION"
   [[ -x "$dir/bin/etcd" ]] && { echo "$dir"; return; }
+  need_go
   log "building etcd v$ETCD_VERSION"
   local tmp="$dir.tmp.$$"
   rm -rf "$tmp" && mkdir -p "$tmp/bin"
