@@ -4,7 +4,7 @@
 # Topics are read with kcat, the independent client; checks print what they assert.
 
 E2E_KAFKA_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-E2E_REPO="$(cd "$E2E_KAFKA_DIR/../../.." && pwd)"
+E2E_REPO="${REPO_ROOT:-$(cd "$E2E_KAFKA_DIR/../../.." && pwd)}"
 
 # require_env VAR...: each must be set, or the script cannot run at all (exit 2: a wiring error,
 # not a test failure).
