@@ -84,6 +84,11 @@ TEST(ParseJson, RefusesDocumentsNestedBeyondTheLimitWithoutParsing) {
 }
 
 TEST(ParseJson, ATreeAtTheLimitSurvivesWhatTheCodeDoesWithTrees) {
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer's frames are several times larger: nlohmann's recursive copy overflows the
+  // 8 MiB stack near this depth there, so this holds for the optimized build only.
+  GTEST_SKIP() << "recursion depth of an optimized build";
+#endif
   Result<Json> j = ParseJson(NestedObject(kMaxDocumentDepth));
   ASSERT_TRUE(j.ok());
   // Copy, compare, serialize and CBOR round trip all recurse; at the limit none may overflow.
