@@ -8,6 +8,7 @@
 #include "app/flags.h"
 #include "model/decision.h"
 #include "model/json.h"
+#include "model/json_limits.h"
 #include "model/objects.h"
 #include "model/timezone.h"
 #include "reconciler/api_emulator.h"
@@ -46,7 +47,14 @@ Result<Json> RequireObject(const Json& parent, const char* key, const std::strin
   return parent[key];
 }
 
+// Each object of the input within the API server's limits (model/json_limits.h): ParseJson
+// bounded the whole document, this bounds every object in it as the API would have.
+Status CheckObject(const Json& j, const std::string& what) {
+  return model::CheckObjectLimits(model::DumpJson(j)).WithContext(what);
+}
+
 Result<model::CronJob> DecodeCronJobInput(const Json& j, const std::string& what) {
+  CL_RETURN_IF_ERROR(CheckObject(j, what));
   auto cj = model::DecodeCronJob(j);
   if (!cj.ok()) return cj.status().WithContext(what);
   if (cj->metadata.name.empty()) return Status::InvalidArgument(what + ".metadata.name: required");
@@ -69,9 +77,11 @@ Status DecodeApi(const Json& input, reconciler::EmulatedApiOptions* api) {
   }
   CL_ASSIGN_OR_RETURN(Json jobs, model::OptObject(j, "jobs", "api"));
   for (auto it = jobs.begin(); it != jobs.end(); ++it) {
-    if (!it->is_null())
-      CL_RETURN_IF_ERROR(
-          model::DecodeJob(*it).status().WithContext("api.jobs[\"" + it.key() + "\"]"));
+    if (!it->is_null()) {
+      const std::string what = "api.jobs[\"" + it.key() + "\"]";
+      CL_RETURN_IF_ERROR(CheckObject(*it, what));
+      CL_RETURN_IF_ERROR(model::DecodeJob(*it).status().WithContext(what));
+    }
     api->jobs[it.key()] = *it;
   }
   CL_ASSIGN_OR_RETURN(Json errors, model::OptObject(j, "errors", "api"));
@@ -109,6 +119,7 @@ Result<DecideRequest> ParseRequest(const std::string& text) {
       return Status::InvalidArgument(std::string("input.jobs: expected array, got ") +
                                      j["jobs"].type_name());
     for (size_t i = 0; i < j["jobs"].size(); ++i) {
+      CL_RETURN_IF_ERROR(CheckObject(j["jobs"][i], "jobs[" + std::to_string(i) + "]"));
       auto job = model::DecodeJob(j["jobs"][i]);
       if (!job.ok()) return job.status().WithContext("jobs[" + std::to_string(i) + "]");
       r.input.jobs.push_back(std::move(*job));

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace cronledger::app {
@@ -58,6 +60,69 @@ TEST(Manifests, LoadsTheShippedSamples) {
     }
   }
   EXPECT_TRUE(saw_berlin);
+}
+
+// A manifest file in a fresh temporary directory, removed with the object.
+class TempManifest {
+ public:
+  TempManifest(const std::string& file_name, const std::string& text) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "manifests-XXXXXX").string();
+    dir_ = ::mkdtemp(tmpl.data());
+    path_ = dir_ + "/" + file_name;
+    std::ofstream(path_, std::ios::binary) << text;
+  }
+  ~TempManifest() { std::filesystem::remove_all(dir_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string dir_;
+  std::string path_;
+};
+
+// A CronJob whose jobTemplate.spec.template nests `depth` levels of {"a": ...} in all.
+std::string DeepCronJobJson(size_t levels) {
+  std::string deep;
+  for (size_t i = 1; i < levels; ++i) deep += R"({"a":)";
+  deep += "{}" + std::string(levels - 1, '}');
+  return R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"deep"},)"
+         R"("spec":{"schedule":"* * * * *","jobTemplate":{"spec":{"template":)" +
+         deep + "}}}}";
+}
+
+TEST(Manifests, ObjectsWithinTheApiServersLimitsLoadAndDeeperOnesAreRefused) {
+  // 4 levels around the template: the object, spec, jobTemplate, jobTemplate.spec.
+  TempManifest at_limit("at.json", DeepCronJobJson(10000 - 4));
+  auto ok = LoadManifests({at_limit.path()});
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->cron_jobs.size(), 1u);
+
+  for (size_t levels : {size_t{10000 - 3}, size_t{100000}}) {
+    TempManifest deep("deep.json", DeepCronJobJson(levels));
+    auto loaded = LoadManifests({deep.path()});
+    ASSERT_FALSE(loaded.ok()) << levels;
+    EXPECT_NE(loaded.status().message().find("over limit: JSON nesting deeper than"),
+              std::string::npos)
+        << loaded.status().message();
+  }
+}
+
+TEST(Manifests, DeepYamlIsAnErrorNotACrash) {
+  TempManifest deep("deep.yaml", "a: " + std::string(100000, '[') + std::string(100000, ']'));
+  auto loaded = LoadManifests({deep.path()});
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find("YAML"), std::string::npos);
+}
+
+TEST(Manifests, ObjectsLargerThanTheApiServerAcceptsAreRefused) {
+  const std::string big(size_t{3} << 20, 'x');
+  TempManifest large("big.yaml",
+                     "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: big\n"
+                     "  annotations:\n    big: " +
+                         big + "\nspec:\n  schedule: '* * * * *'\n");
+  auto loaded = LoadManifests({large.path()});
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find("over limit: object of"), std::string::npos)
+      << loaded.status().message().substr(0, 200);
 }
 
 TEST(Manifests, MissingPathIsNotFound) {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "app/manifests.h"
+#include "model/json_limits.h"
 
 namespace cronledger::app {
 namespace {
@@ -84,6 +85,8 @@ Status AddDocument(const Json& doc, const std::string& source, ManifestLoadResul
     out->skipped.push_back(source + ": kind \"" + kind + "\" is not a CronJob");
     return Status::Ok();
   }
+  // The API server's limits, on the JSON kubectl would send for this document.
+  CL_RETURN_IF_ERROR(model::CheckObjectLimits(model::DumpJson(doc)).WithContext(source));
   auto cj = model::DecodeCronJob(doc);
   if (!cj.ok()) return cj.status().WithContext(source);
   if (cj->metadata.name.empty())

@@ -133,7 +133,8 @@ Result<CronJobAdherence> CronJobSlots(store::Ledger& ledger, const model::TimeZo
   a.namespace_ = in.namespace_;
   a.name = in.name;
   a.uid = in.uid;
-  a.in_view = in.cron_job.has_value();
+  a.in_view = in.cron_job.has_value() || !in.error.empty();
+  a.error = in.error;
   // Terminal records for fire times in the window are made at or after the fire time, so the
   // scan starts at `since` and runs to the end of the CronJob's index.
   // Summaries: a slot needs no Job object or status, so this is the CronJob index alone.

@@ -63,6 +63,9 @@ struct CronJobAdherence {
   std::string name;
   std::string uid;
   bool in_view = true;  // false: deleted, known only from its decisions
+  // The view holds the CronJob but its stored bytes do not decode: why. Its slots come from its
+  // recorded decisions alone.
+  std::string error;
   uint64_t expected = 0;
   uint64_t created = 0;
   uint64_t skipped = 0;

@@ -15,8 +15,9 @@ struct CronJobInput {
   std::string namespace_;
   std::string name;
   std::string uid;
-  std::optional<model::CronJob> cron_job;  // from the view; nullopt when deleted
+  std::optional<model::CronJob> cron_job;  // from the view; nullopt when deleted or undecodable
   std::optional<Time> created;             // metadata.creationTimestamp
+  std::string error;                       // the view holds it, but its bytes do not decode
 };
 
 // Every slot of one CronJob in the window (outcomes not yet filled, totals counted).

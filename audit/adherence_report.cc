@@ -5,6 +5,7 @@
 
 #include "audit/adherence.h"
 #include "audit/adherence_internal.h"
+#include "audit/view_cronjobs.h"
 #include "model/objects.h"
 
 namespace cronledger::audit {
@@ -87,33 +88,36 @@ void AddTo(const CronJobAdherence& a, CronJobAdherence* t) {
   if (a.max_skew && (!t->max_skew || *a.max_skew > *t->max_skew)) t->max_skew = a.max_skew;
 }
 
+CronJobInput InputOf(ViewCronJob v) {
+  CronJobInput in{
+      std::move(v.namespace_), std::move(v.name), std::move(v.uid), std::nullopt, std::nullopt,
+      std::move(v.error)};
+  if (v.cron_job) in.created = v.cron_job->metadata.creation_timestamp;
+  in.cron_job = std::move(v.cron_job);
+  return in;
+}
+
+// A CronJob whose stored bytes do not decode is an input with its error, never a failed report.
 Result<std::vector<CronJobInput>> SelectCronJobs(store::Ledger& ledger,
                                                  const AdherenceOptions& options) {
   std::vector<CronJobInput> out;
   if (!options.name.empty()) {
-    CronJobInput in{options.namespace_, options.name, "", std::nullopt, std::nullopt};
-    Result<model::CronJob> cj = ledger.GetCronJob(options.namespace_, options.name);
-    if (cj.ok()) {
-      in.uid = cj->metadata.uid;
-      in.created = cj->metadata.creation_timestamp;
-      in.cron_job = std::move(*cj);
-    } else if (cj.status().code() != Status::Code::kNotFound) {
-      return cj.status();
+    Result<ViewCronJob> v = GetViewCronJob(ledger, options.namespace_, options.name);
+    if (v.ok()) {
+      out.push_back(InputOf(std::move(*v)));
+    } else if (v.status().IsNotFound()) {
+      out.push_back(
+          CronJobInput{options.namespace_, options.name, "", std::nullopt, std::nullopt, ""});
+    } else {
+      return v.status();
     }
-    out.push_back(std::move(in));
     return out;
   }
-  CL_ASSIGN_OR_RETURN(std::vector<model::CronJob> all, ledger.ListCronJobs());
-  for (model::CronJob& cj : all) {
-    if (!options.namespace_.empty() && cj.metadata.namespace_ != options.namespace_) continue;
-    CronJobInput in{cj.metadata.namespace_, cj.metadata.name, cj.metadata.uid, std::nullopt,
-                    cj.metadata.creation_timestamp};
-    in.cron_job = std::move(cj);
-    out.push_back(std::move(in));
+  CL_ASSIGN_OR_RETURN(std::vector<ViewCronJob> all, ListViewCronJobs(ledger));
+  for (ViewCronJob& v : all) {
+    if (!options.namespace_.empty() && v.namespace_ != options.namespace_) continue;
+    out.push_back(InputOf(std::move(v)));
   }
-  std::sort(out.begin(), out.end(), [](const CronJobInput& x, const CronJobInput& y) {
-    return std::tie(x.namespace_, x.name) < std::tie(y.namespace_, y.name);
-  });
   return out;
 }
 

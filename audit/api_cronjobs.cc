@@ -7,6 +7,7 @@
 #include "audit/api_internal.h"
 #include "audit/encode.h"
 #include "audit/query.h"
+#include "audit/view_cronjobs.h"
 
 namespace cronledger::audit {
 namespace {
@@ -50,17 +51,22 @@ model::Json CronJobSummary(const model::CronJob& cj) {
   return j;
 }
 
+namespace {
+
+// A CronJob whose stored bytes do not decode is a row with its identity and `error`.
+model::Json CronJobRow(const ViewCronJob& v) {
+  if (v.cron_job) return CronJobSummary(*v.cron_job);
+  return {{"namespace", v.namespace_}, {"name", v.name}, {"uid", v.uid}, {"error", v.error}};
+}
+
+}  // namespace
+
 Result<model::Json> CronJobList(store::Ledger& ledger, const Params& p, size_t max_page) {
   CL_ASSIGN_OR_RETURN(size_t limit, p.GetLimit(100, max_page));
-  CL_ASSIGN_OR_RETURN(std::vector<model::CronJob> all, ledger.ListCronJobs());
+  CL_ASSIGN_OR_RETURN(std::vector<ViewCronJob> all, ListViewCronJobs(ledger));
   const std::string ns = p.Get("namespace").value_or("");
-  std::erase_if(
-      all, [&](const model::CronJob& cj) { return !ns.empty() && cj.metadata.namespace_ != ns; });
-  auto key = [](const model::CronJob& cj) {
-    return SortKey(cj.metadata.namespace_, cj.metadata.name);
-  };
-  std::sort(all.begin(), all.end(),
-            [&](const model::CronJob& a, const model::CronJob& b) { return key(a) < key(b); });
+  std::erase_if(all, [&](const ViewCronJob& v) { return !ns.empty() && v.namespace_ != ns; });
+  auto key = [](const ViewCronJob& v) { return SortKey(v.namespace_, v.name); };
   std::string after;
   if (auto token = p.Get("continue")) {
     CL_ASSIGN_OR_RETURN(auto parsed, ParseCronJobKey(*token));
@@ -68,9 +74,9 @@ Result<model::Json> CronJobList(store::Ledger& ledger, const Params& p, size_t m
   }
   auto [items, next] = PageBy(std::move(all), after, limit, key);
   model::Json j = {{"items", model::Json::array()}, {"metadata", model::Json::object()}};
-  for (const model::CronJob& cj : items) j["items"].push_back(CronJobSummary(cj));
+  for (const ViewCronJob& v : items) j["items"].push_back(CronJobRow(v));
   if (!next.empty()) {
-    j["metadata"]["continue"] = items.back().metadata.namespace_ + "/" + items.back().metadata.name;
+    j["metadata"]["continue"] = items.back().namespace_ + "/" + items.back().name;
   }
   return j;
 }

@@ -72,6 +72,7 @@ model::Json EncodeAdherence(const CronJobAdherence& a) {
   j["adherencePercent"] = Percent(AdherencePercent(a));
   j["executedPercent"] = Percent(ExecutedPercent(a));
   j["scheduleErrors"] = a.schedule_errors;
+  if (!a.error.empty()) j["error"] = a.error;
   if (!a.slots.empty()) {
     j["slots"] = model::Json::array();
     for (const Slot& s : a.slots) j["slots"].push_back(EncodeSlot(s));
@@ -80,10 +81,21 @@ model::Json EncodeAdherence(const CronJobAdherence& a) {
 }
 
 std::vector<std::string> AdherenceColumns() {
-  return {"namespace",       "name",           "expected",         "created",
-          "skipped",         "pending",        "unaccounted",      "succeeded",
-          "failed",          "maxSkewSeconds", "adherencePercent", "executedPercent",
-          "skippedByReason", "pendingHeld"};
+  return {"namespace",
+          "name",
+          "expected",
+          "created",
+          "skipped",
+          "pending",
+          "unaccounted",
+          "succeeded",
+          "failed",
+          "maxSkewSeconds",
+          "adherencePercent",
+          "executedPercent",
+          "skippedByReason",
+          "pendingHeld",
+          "error"};
 }
 
 model::Json EncodeReport(const AdherenceReport& r) {

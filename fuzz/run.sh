@@ -24,7 +24,8 @@ CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Re
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link" >/dev/null
 cmake --build "$build" -j "${CRONLEDGER_JOBS:-2}" --target cronledger_fuzzers
 
-all=(fuzz_parse_standard fuzz_schedule_next fuzz_time_codecs fuzz_cronjob_json)
+all=(fuzz_parse_standard fuzz_schedule_next fuzz_time_codecs fuzz_cronjob_json fuzz_watch_decoder
+     fuzz_query_params fuzz_manifests fuzz_decide_input)
 targets=()
 if [[ "$targets_arg" == all ]]; then
   for t in "${all[@]}"; do
@@ -40,7 +41,8 @@ per=$((budget / ${#targets[@]}))
 dict_for() {
   case "$1" in
     fuzz_parse_standard | fuzz_schedule_next) echo "-dict=$root/fuzz/cron.dict" ;;
-    fuzz_cronjob_json) echo "-dict=$root/fuzz/json.dict" ;;
+    fuzz_cronjob_json | fuzz_watch_decoder | fuzz_manifests | fuzz_decide_input)
+      echo "-dict=$root/fuzz/json.dict" ;;
   esac
 }
 

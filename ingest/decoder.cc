@@ -4,6 +4,10 @@
 
 #include <utility>
 
+#include "model/json.h"
+#include "model/json_limits.h"
+#include "model/objects.h"
+
 namespace cronledger::ingest {
 namespace od = simdjson::ondemand;
 
@@ -125,9 +129,19 @@ bool ValidName(std::string_view s) {
          s.find('\0') == std::string_view::npos;
 }
 
+// A CronJob the typed model cannot hold (a field of the wrong type or out of range) would fail
+// every later read of it; the API server's decoder refuses such an object outright, so it is
+// refused here too and the view keeps the version before it, as an informer's cache would.
+std::string ValidateCronJob(std::string_view raw) {
+  Result<model::Json> json = model::ParseJson(raw);
+  Status s = json.ok() ? model::DecodeCronJob(*json).status() : json.status();
+  return s.ok() ? "" : "invalid CronJob: " + s.message();
+}
+
 // Validates an object and makes the event, or returns the rejection reason.
 std::string MakeEvent(model::WatchEventType type, const ObjectInfo& info, std::string_view raw,
                       model::WatchEvent* ev) {
+  if (Status s = model::CheckObjectLimits(raw); !s.ok()) return s.message();
   if (info.kind.empty()) return "missing kind";
   auto kind = model::ParseObjectKind(info.kind);
   if (!kind.ok()) return "unknown kind \"" + std::string(info.kind) + "\"";
@@ -139,6 +153,11 @@ std::string MakeEvent(model::WatchEventType type, const ObjectInfo& info, std::s
     if (info.ns.empty()) return "missing metadata.namespace";
     if (info.uid.empty()) return "missing metadata.uid";
     if (!ValidName(info.name) || !ValidName(info.ns)) return "invalid metadata.name or namespace";
+  }
+  if (*kind == model::ObjectKind::kCronJob && type != model::WatchEventType::kBookmark &&
+      type != model::WatchEventType::kDeleted) {
+    std::string invalid = ValidateCronJob(raw);
+    if (!invalid.empty()) return invalid;
   }
   ev->type = type;
   ev->kind = *kind;

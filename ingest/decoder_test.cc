@@ -4,6 +4,7 @@
 
 #include "ingest/test_events.h"
 #include "model/json.h"
+#include "model/json_limits.h"
 
 namespace cronledger::ingest {
 namespace {
@@ -106,6 +107,89 @@ TEST(DecoderTest, RejectionsCarryTheReason) {
     EXPECT_EQ(out.rejections[0].reason.substr(0, c.reason.size()), c.reason) << c.doc;
     EXPECT_EQ(out.rejections[0].raw, c.doc);
     EXPECT_EQ(out.rejections[0].item, -1);
+  }
+}
+
+// A CronJob whose spec.jobTemplate.spec.template holds `depth` levels of {"a":...} in all.
+std::string DeepCronJob(const std::string& name, size_t depth) {
+  std::string deep;
+  for (size_t i = 1; i < depth; ++i) deep += R"({"a":)";
+  deep += "{}";
+  deep += std::string(depth - 1, '}');
+  return R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":")" + name +
+         R"(","namespace":"ns","uid":"u-)" + name +
+         R"("},"spec":{"schedule":"* * * * *","jobTemplate":{"spec":{"template":)" + deep + "}}}}";
+}
+
+TEST(DecoderTest, ObjectsOverTheApiServersLimitsAreRejectedWithoutParsing) {
+  WatchDecoder decoder;
+  // The object's own levels: 1 (object) + 1 (spec) + 1 (jobTemplate) + 1 (jobTemplate.spec).
+  const size_t envelope = 4;
+  const std::string at_limit = DeepCronJob("at", model::kMaxJsonDepth - envelope);
+  EXPECT_EQ(model::JsonDepth(at_limit, 1u << 20), model::kMaxJsonDepth);
+  auto ok = decoder.DecodeCopy(testing::WatchLine("ADDED", at_limit));
+  ASSERT_TRUE(ok.rejections.empty()) << ok.rejections[0].reason;
+  ASSERT_EQ(ok.events.size(), 1u);
+
+  const std::string depth_reason = "over limit: JSON nesting deeper than 10000 levels";
+  for (size_t depth : {model::kMaxJsonDepth - envelope + 1, size_t{100000}}) {
+    const std::string deep = DeepCronJob("deep", depth);
+    for (const std::string& doc : {testing::WatchLine("ADDED", deep), deep}) {
+      auto out = decoder.DecodeCopy(doc);
+      EXPECT_TRUE(out.events.empty());
+      ASSERT_EQ(out.rejections.size(), 1u);
+      EXPECT_EQ(out.rejections[0].reason, depth_reason);
+    }
+  }
+  // In a List only the item over the limit is rejected.
+  const std::string good = testing::CronJobObject("ns", "good", "ug", 1);
+  auto list = decoder.DecodeCopy(R"({"apiVersion":"v1","kind":"List","items":[)" +
+                                 DeepCronJob("deep", 100000) + "," + good + "]}");
+  ASSERT_EQ(list.events.size(), 1u);
+  EXPECT_EQ(list.events[0].name, "good");
+  ASSERT_EQ(list.rejections.size(), 1u);
+  EXPECT_EQ(list.rejections[0].item, 0);
+  EXPECT_EQ(list.rejections[0].reason, depth_reason);
+
+  // Size: an annotation that takes the object past 3 MiB.
+  std::string big = good;
+  big.insert(big.find(R"("annotations":{)") + 15,
+             R"("big":")" + std::string(model::kMaxObjectBytes, 'x') + R"(",)");
+  auto large = decoder.DecodeCopy(testing::WatchLine("MODIFIED", big));
+  EXPECT_TRUE(large.events.empty());
+  ASSERT_EQ(large.rejections.size(), 1u);
+  EXPECT_EQ(large.rejections[0].reason,
+            "over limit: object of " + std::to_string(big.size()) + " bytes, larger than 3145728");
+}
+
+TEST(DecoderTest, CronJobsTheModelCannotHoldAreRejectedWithTheField) {
+  struct Case {
+    std::string spec;
+    std::string reason;
+  };
+  const std::vector<Case> cases = {
+      {R"({"schedule":"* * * * *","startingDeadlineSeconds":1e20,"jobTemplate":{}})",
+       "invalid CronJob: spec.startingDeadlineSeconds: expected integer, got number"},
+      {R"({"schedule":"* * * * *","successfulJobsHistoryLimit":18446744073709551616,"jobTemplate":{}})",
+       "invalid CronJob: spec.successfulJobsHistoryLimit: expected integer, got number"},
+      {R"({"schedule":"* * * * *","failedJobsHistoryLimit":18446744073709551615,"jobTemplate":{}})",
+       "invalid CronJob: spec.failedJobsHistoryLimit: integer out of range"},
+      {R"("every minute")", "invalid CronJob: spec: expected object"},
+      {R"({"schedule":5,"jobTemplate":{}})", "invalid CronJob: spec.schedule: expected string"},
+  };
+  WatchDecoder decoder;
+  for (const Case& c : cases) {
+    const std::string cj =
+        R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"c","namespace":"n","uid":"u"},"spec":)" +
+        c.spec + "}";
+    auto out = decoder.DecodeCopy(testing::WatchLine("MODIFIED", cj));
+    EXPECT_TRUE(out.events.empty()) << c.spec;
+    ASSERT_EQ(out.rejections.size(), 1u) << c.spec;
+    EXPECT_EQ(out.rejections[0].reason.substr(0, c.reason.size()), c.reason) << c.spec;
+    // Its deletion still applies: the view must not keep a CronJob the cluster deleted.
+    auto deleted = decoder.DecodeCopy(testing::WatchLine("DELETED", cj));
+    EXPECT_TRUE(deleted.rejections.empty()) << c.spec;
+    EXPECT_EQ(deleted.events.size(), 1u) << c.spec;
   }
 }
 

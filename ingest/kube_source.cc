@@ -189,12 +189,14 @@ Result<std::vector<model::Json>> KnownObjects(store::Ledger& ledger, std::string
       if (json.ok()) out.push_back(std::move(json).value());
       continue;
     }
-    CL_ASSIGN_OR_RETURN(std::vector<model::Job> jobs,
-                        ledger.ListJobsByOwner(cj.namespace_, cj.name));
-    for (model::Job& job : jobs) {
-      auto obj = ledger.GetObject(kind, job.metadata.namespace_, job.metadata.name);
-      if (!obj.ok()) continue;
-      auto json = model::ParseJson(obj->raw);
+    // The Jobs' raw bytes, not decoded Jobs: one stored Job that no longer decodes must not stop
+    // the start-up (it is left out, as one that no longer parses is).
+    auto view = ledger.ReadCronJobViewRaw(cj.namespace_, cj.name,
+                                          [](const store::ObjectEntry&) { return false; });
+    if (view.status().IsNotFound()) continue;  // gone since the listing
+    if (!view.ok()) return view.status();
+    for (const store::ViewObject& job : view->jobs) {
+      auto json = model::ParseJson(job.raw);
       if (json.ok()) out.push_back(std::move(json).value());
     }
   }

@@ -1,5 +1,9 @@
 #include "model/json.h"
 
+#include <limits>
+
+#include "model/json_limits.h"
+
 namespace cronledger::model {
 namespace {
 
@@ -26,6 +30,9 @@ Status WrongType(std::string_view path, std::string_view key, std::string_view w
 }  // namespace
 
 Result<Json> ParseJson(std::string_view text) {
+  // nlohmann parses without recursion, but dumping, copying, comparing and CBOR encoding the tree
+  // recurse: a document nested beyond the limit is refused before it becomes a tree.
+  CL_RETURN_IF_ERROR(CheckJsonDepth(text, kMaxDocumentDepth));
   try {
     return Json::parse(text.begin(), text.end());
   } catch (const Json::exception& e) {
@@ -49,10 +56,13 @@ Result<std::optional<int64_t>> OptInt(const Json& obj, std::string_view key,
                                       std::string_view path) {
   const Json* v = Find(obj, key);
   if (v == nullptr) return std::optional<int64_t>();
-  if (v->is_number_integer()) return std::optional<int64_t>(v->get<int64_t>());
-  if (v->is_number_unsigned()) {
+  // nlohmann keeps every non-negative integer as unsigned (is_number_integer() holds for those
+  // too): one above int64's range would wrap to a negative value, so it is out of range.
+  if (v->is_number_unsigned() &&
+      v->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
     return Status::InvalidArgument(FieldPath(path, key) + ": integer out of range");
   }
+  if (v->is_number_integer()) return std::optional<int64_t>(v->get<int64_t>());
   if (v->is_number_float()) {
     // encoding/json accepts 3.0 for an int field only if it is integral; we reject all floats the
     // way the API server's strict decoder does for integer fields.

@@ -186,6 +186,11 @@ TEST(Codec, WrongTypesAreClearErrors) {
       {R"({"metadata": {"labels": {"a": 1}}})", "metadata.labels.a: expected string"},
       {R"({"status": {"active": {}}})", "status.active: expected array"},
       {R"({"metadata": "x"})", "metadata: expected object"},
+      // Above int64 (nlohmann holds it unsigned): out of range, never wrapped to a negative.
+      {R"({"spec": {"failedJobsHistoryLimit": 9223372036854775808}})",
+       "spec.failedJobsHistoryLimit: integer out of range"},
+      {R"({"spec": {"startingDeadlineSeconds": 18446744073709551615}})",
+       "spec.startingDeadlineSeconds: integer out of range"},
   };
   for (const auto& c : cases) {
     auto cj = DecodeCronJob(*ParseJson(c.json));
@@ -193,6 +198,14 @@ TEST(Codec, WrongTypesAreClearErrors) {
     EXPECT_NE(cj.status().message().find(c.want), std::string::npos)
         << c.json << " -> " << cj.status().message();
   }
+}
+
+TEST(Codec, IntegersAtTheEdgesOfInt64Decode) {
+  auto cj = DecodeCronJob(*ParseJson(
+      R"({"spec": {"startingDeadlineSeconds": 9223372036854775807, "failedJobsHistoryLimit": -9223372036854775808}})"));
+  ASSERT_TRUE(cj.ok()) << cj.status().ToString();
+  EXPECT_EQ(cj->spec.starting_deadline_seconds, INT64_MAX);
+  EXPECT_EQ(cj->spec.failed_jobs_history_limit, INT64_MIN);
 }
 
 TEST(Codec, MalformedJsonIsAnErrorNotAnException) {

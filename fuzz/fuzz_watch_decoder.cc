@@ -1,0 +1,38 @@
+// Fuzz target: the watch decoder (ingest::WatchDecoder) on arbitrary bytes, as every watch door
+// (JSON-lines file, Kafka, the Kubernetes watch) feeds it. Beyond no crash: the document is never
+// lost (it yields events or rejections), every rejection has a reason, every accepted object is
+// within the API server's limits, and an accepted CronJob decodes (docs/ledger.md "Input limits").
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "fuzz/fuzz_check.h"
+#include "ingest/decoder.h"
+#include "model/json.h"
+#include "model/json_limits.h"
+#include "model/objects.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace cronledger;
+  static ingest::WatchDecoder decoder;
+  const std::string_view doc(reinterpret_cast<const char*>(data), size);
+  ingest::DecodedDocument out = decoder.DecodeCopy(doc);
+  FUZZ_CHECK(!out.events.empty() || !out.rejections.empty(), "document yields nothing");
+  for (const ingest::Rejection& r : out.rejections) {
+    FUZZ_CHECK(!r.reason.empty(), "rejection without a reason");
+  }
+  for (const model::WatchEvent& ev : out.events) {
+    const Status limits = model::CheckObjectLimits(ev.raw);
+    FUZZ_CHECK(limits.ok(), "accepted object over a limit: %s", limits.ToString().c_str());
+    const bool updates =
+        ev.type == model::WatchEventType::kAdded || ev.type == model::WatchEventType::kModified;
+    if (ev.kind != model::ObjectKind::kCronJob || !updates) continue;
+    Result<model::Json> j = model::ParseJson(ev.raw);
+    FUZZ_CHECK(j.ok(), "accepted CronJob does not parse: %s", j.status().ToString().c_str());
+    Status decoded = model::DecodeCronJob(*j).status();
+    FUZZ_CHECK(decoded.ok(), "accepted CronJob does not decode: %s", decoded.ToString().c_str());
+  }
+  return 0;
+}
