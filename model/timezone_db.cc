@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -55,9 +56,37 @@ Result<std::string> ReadZoneFile(const std::string& path) {
   return out;
 }
 
+// The first line of a file, read through at most kMaxLine bytes (the rest is never read).
+constexpr size_t kMaxLine = 256;
+
+Result<std::string> ReadFirstLine(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) return Status::NotFound("no " + path);
+    return Status::IoError(path + ": " + ErrnoText(err));
+  }
+  std::string out;
+  char buf[kMaxLine];
+  while (out.size() < kMaxLine && out.find('\n') == std::string::npos) {
+    const ssize_t n = ::read(fd, buf, kMaxLine - out.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return Status::IoError(path + ": " + ErrnoText(err));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out.substr(0, out.find('\n'));
+}
+
 class SystemTimeZoneDb final : public TimeZoneDb {
  public:
-  explicit SystemTimeZoneDb(std::string dir) : dir_(std::move(dir)) {}
+  SystemTimeZoneDb(std::string dir, Result<std::string> version)
+      : dir_(std::move(dir)), version_(std::move(version)) {}
 
   Status Init(const std::string& local_name) {
     if (local_name.empty() || local_name == "UTC") {
@@ -93,6 +122,8 @@ class SystemTimeZoneDb final : public TimeZoneDb {
 
   std::shared_ptr<const TimeZone> Local() const override { return local_; }
 
+  Result<std::string> Version() const override { return version_; }
+
  private:
   Result<std::shared_ptr<const TimeZone>> LoadFile(const std::string& name,
                                                    std::string zone_name) const {
@@ -107,6 +138,7 @@ class SystemTimeZoneDb final : public TimeZoneDb {
   }
 
   std::string dir_;
+  const Result<std::string> version_;
   std::shared_ptr<const TimeZone> local_;
   mutable std::mutex mu_;
   mutable std::map<std::string, std::shared_ptr<const TimeZone>, std::less<>> cache_;
@@ -115,9 +147,24 @@ class SystemTimeZoneDb final : public TimeZoneDb {
 }  // namespace
 
 Result<std::unique_ptr<TimeZoneDb>> OpenSystemTimeZoneDb(const SystemTimeZoneDbOptions& options) {
-  auto db = std::make_unique<SystemTimeZoneDb>(options.zoneinfo_dir);
+  auto db = std::make_unique<SystemTimeZoneDb>(options.zoneinfo_dir,
+                                               ReadTzdataVersion(options.zoneinfo_dir));
   CL_RETURN_IF_ERROR(db->Init(options.local_zone));
   return std::unique_ptr<TimeZoneDb>(std::move(db));
+}
+
+Result<std::string> ReadTzdataVersion(std::string_view zoneinfo_dir) {
+  const std::string path = std::string(zoneinfo_dir) + "/tzdata.zi";
+  CL_ASSIGN_OR_RETURN(std::string line, ReadFirstLine(path));
+  // zic's input format: "# version 2025b". A release name is digits and letters only.
+  constexpr std::string_view kPrefix = "# version ";
+  const std::string_view release = std::string_view(line).substr(
+      line.compare(0, kPrefix.size(), kPrefix) == 0 ? kPrefix.size() : line.size());
+  const bool valid = !release.empty() && std::all_of(release.begin(), release.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+  });
+  if (!valid) return Status::Corruption(path + " does not start with a \"# version\" line");
+  return std::string(release);
 }
 
 }  // namespace cronledger::model
