@@ -5,6 +5,7 @@
 
 #include "emit/kube_actuator.h"
 #include "kube/reflector.h"
+#include "model/build_info.h"
 
 namespace cronledger::app {
 
@@ -237,7 +238,7 @@ std::string Label(std::string_view v) {
 }  // namespace
 
 std::string RunAssembly::RenderMetrics() const {
-  std::string o = metrics_.RenderPrometheus();
+  std::string o = metrics_.RenderPrometheus() + model::RenderBuildInfoMetric(*parts_.tzdb);
   const controller::ControllerStats c = controller_->Stats();
   const std::pair<const char*, uint64_t> counters[] = {{"passes", c.passes},
                                                        {"pass_errors", c.errors},
