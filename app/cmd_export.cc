@@ -4,7 +4,7 @@
 
 #include "app/command.h"
 #include "app/support_replay.h"
-#include "model/timezone.h"
+#include "model/timezone_version.h"
 #include "replay/bundle.h"
 
 namespace cronledger::app {

@@ -7,6 +7,7 @@
 #include "model/build_info.h"
 #include "model/json.h"
 #include "model/timezone.h"
+#include "model/timezone_version.h"
 
 namespace cronledger::app {
 namespace {
@@ -37,28 +38,24 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     std::fputs(kUsage, io.out);
     return kExitOk;
   }
-  model::SystemTimeZoneDbOptions options;
-  options.zoneinfo_dir = flags.GetOr("zoneinfo", options.zoneinfo_dir);
-  auto tzdb = model::OpenSystemTimeZoneDb(options);
-  if (!tzdb.ok()) {
-    std::fprintf(io.err, "cronledger version: %s\n", tzdb.status().ToString().c_str());
-    return kExitFailure;
-  }
-  const Result<std::string> release = (*tzdb)->Version();
+  const std::string zoneinfo =
+      flags.GetOr("zoneinfo", model::SystemTimeZoneDbOptions().zoneinfo_dir);
+  const Result<std::string> release = model::ReadTzdataVersion(zoneinfo);
   const std::string version(model::CronledgerVersion());
   if (output == "json") {
     model::Json out = {{"version", version},
-                       {"tzdata", model::TzdataLabel(**tzdb)},
-                       {"zoneinfo", options.zoneinfo_dir}};
+                       {"tzdata", release.ok() ? *release : model::kUnknownTzdata},
+                       {"zoneinfo", zoneinfo}};
     if (!release.ok()) out["tzdataError"] = release.status().message();
     std::fprintf(io.out, "%s\n", model::DumpJson(out).c_str());
     return kExitOk;
   }
   std::fprintf(io.out, "cronledger %s\n", version.c_str());
   if (release.ok()) {
-    std::fprintf(io.out, "tzdata %s (%s)\n", release->c_str(), options.zoneinfo_dir.c_str());
+    std::fprintf(io.out, "tzdata %s (%s)\n", release->c_str(), zoneinfo.c_str());
   } else {
-    std::fprintf(io.out, "tzdata unknown (%s)\n", release.status().message().c_str());
+    std::fprintf(io.out, "tzdata %s (%s)\n", model::kUnknownTzdata,
+                 release.status().message().c_str());
   }
   return kExitOk;
 }

@@ -238,7 +238,7 @@ std::string Label(std::string_view v) {
 }  // namespace
 
 std::string RunAssembly::RenderMetrics() const {
-  std::string o = metrics_.RenderPrometheus() + model::RenderBuildInfoMetric(*parts_.tzdb);
+  std::string o = metrics_.RenderPrometheus() + model::RenderBuildInfoMetric(config_.zoneinfo_dir);
   const controller::ControllerStats c = controller_->Stats();
   const std::pair<const char*, uint64_t> counters[] = {{"passes", c.passes},
                                                        {"pass_errors", c.errors},

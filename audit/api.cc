@@ -162,7 +162,7 @@ ApiResponse Api::Route(const std::string& path, const std::string& query) {
     if (text.ok()) {
       return {200,
               "text/plain; version=0.0.4; charset=utf-8",
-              *text + model::RenderBuildInfoMetric(tzdb_),
+              *text + model::RenderBuildInfoMetric(options_.zoneinfo_dir),
               {}};
     }
     body = text.status();

@@ -70,11 +70,6 @@ class TimeZoneDb {
   // The zone Go calls Local: the controller process's zone. cronledger makes it explicit
   // configuration (default UTC) so that replay on another machine decides identically.
   virtual std::shared_ptr<const TimeZone> Local() const = 0;
-  // The tz database release the zones come from ("2025b"), as read when the database was opened
-  // (ReadTzdataVersion); its error says why the release is unknown. Zones are read on first use
-  // and then cached, so a database opened before the files on disk changed keeps answering with
-  // the zones it already read.
-  virtual Result<std::string> Version() const = 0;
 };
 
 struct SystemTimeZoneDbOptions {
@@ -84,14 +79,7 @@ struct SystemTimeZoneDbOptions {
   std::string local_zone = "UTC";
 };
 
-// The tz database on disk. Open fails if the local zone cannot be loaded; an unknown release
-// (Version()) is not an error, the zones still load.
+// The tz database on disk. Open fails if the local zone cannot be loaded.
 Result<std::unique_ptr<TimeZoneDb>> OpenSystemTimeZoneDb(const SystemTimeZoneDbOptions& options);
-
-// The release of the tz database in `zoneinfo_dir`, from the first line of its tzdata.zi
-// ("# version 2025b"), which the tz project's `make install` and Debian's tzdata package write.
-// Returns the release name ("2025b"); NotFound when the directory has no tzdata.zi, Corruption
-// when the file does not start with a version line, IoError when it cannot be read.
-Result<std::string> ReadTzdataVersion(std::string_view zoneinfo_dir);
 
 }  // namespace cronledger::model

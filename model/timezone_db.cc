@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "model/timezone.h"
+#include "model/timezone_version.h"
 
 namespace cronledger::model {
 namespace {
@@ -85,8 +86,7 @@ Result<std::string> ReadFirstLine(const std::string& path) {
 
 class SystemTimeZoneDb final : public TimeZoneDb {
  public:
-  SystemTimeZoneDb(std::string dir, Result<std::string> version)
-      : dir_(std::move(dir)), version_(std::move(version)) {}
+  explicit SystemTimeZoneDb(std::string dir) : dir_(std::move(dir)) {}
 
   Status Init(const std::string& local_name) {
     if (local_name.empty() || local_name == "UTC") {
@@ -122,8 +122,6 @@ class SystemTimeZoneDb final : public TimeZoneDb {
 
   std::shared_ptr<const TimeZone> Local() const override { return local_; }
 
-  Result<std::string> Version() const override { return version_; }
-
  private:
   Result<std::shared_ptr<const TimeZone>> LoadFile(const std::string& name,
                                                    std::string zone_name) const {
@@ -138,7 +136,6 @@ class SystemTimeZoneDb final : public TimeZoneDb {
   }
 
   std::string dir_;
-  const Result<std::string> version_;
   std::shared_ptr<const TimeZone> local_;
   mutable std::mutex mu_;
   mutable std::map<std::string, std::shared_ptr<const TimeZone>, std::less<>> cache_;
@@ -147,8 +144,7 @@ class SystemTimeZoneDb final : public TimeZoneDb {
 }  // namespace
 
 Result<std::unique_ptr<TimeZoneDb>> OpenSystemTimeZoneDb(const SystemTimeZoneDbOptions& options) {
-  auto db = std::make_unique<SystemTimeZoneDb>(options.zoneinfo_dir,
-                                               ReadTzdataVersion(options.zoneinfo_dir));
+  auto db = std::make_unique<SystemTimeZoneDb>(options.zoneinfo_dir);
   CL_RETURN_IF_ERROR(db->Init(options.local_zone));
   return std::unique_ptr<TimeZoneDb>(std::move(db));
 }

@@ -124,7 +124,7 @@ TEST_F(EndpointsTest, ReadinessFollowsTheSyncAndMetricsCarryTheSkewHistogram) {
       << m.body;
   EXPECT_TRUE(Has(m.body, "\ncronledger_build_info{version=\"" +
                               std::string(model::CronledgerVersion()) + "\",tzdata=\"" +
-                              model::TzdataLabel(*tzdb_) + "\"} 1\n"))
+                              model::TzdataLabel(RunConfig().zoneinfo_dir) + "\"} 1\n"))
       << m.body;
   EXPECT_FALSE(Has(m.body, "leader_election_master_status")) << "no election configured";
   EXPECT_EQ(Get(metrics_->port(), "/healthz").status, 404);

@@ -26,7 +26,8 @@ CliResult Schedule(const std::string& args, const std::string& stdin_text = "") 
   options.stdin_text = stdin_text;
   return cronledger::cli_test::RunShell(
       CRONLEDGER_BINARY,
-      "schedule --zoneinfo-dir '" + cronledger::tzdata_test::TestZoneinfoDir() + "' " + args,
+      "schedule --zoneinfo-dir " +
+          cronledger::cli_test::ShellQuote(cronledger::tzdata_test::TestZoneinfoDir()) + " " + args,
       options);
 }
 

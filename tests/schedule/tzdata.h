@@ -6,9 +6,9 @@
 // update, and an update that revises a zone's future rules (Morocco's, Brazil's) moves the
 // answers for those instants; the shipped copy does not change under the tests.
 //
-// Tests that use it also assert TimeZoneDb::Version() == kTestTzdataRelease on the database their
-// results come from, so a test that stops reading the shipped copy fails instead of passing on
-// whatever the host has.
+// Tests that use it also assert that the release in the directory their database options name is
+// kTestTzdataRelease (model::ReadTzdataVersion on the same options), so a test that stops reading
+// the shipped copy fails instead of passing on whatever the host has.
 
 #include <cstdlib>
 #include <string>

@@ -9,6 +9,7 @@
 
 #include "model/build_info.h"
 #include "model/json.h"
+#include "model/timezone_version.h"
 #include "tests/schedule/tzdata.h"
 #include "tests/testing/cli.h"
 
