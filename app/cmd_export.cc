@@ -4,6 +4,7 @@
 
 #include "app/command.h"
 #include "app/support_replay.h"
+#include "model/timezone_version.h"
 #include "replay/bundle.h"
 
 namespace cronledger::app {
@@ -33,7 +34,9 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   }
   replay::BundleHeader header;
   header.schema_version = meta->schema_version;
-  header.tzdata = replay::TzdataVersion(ZoneinfoDir(flags));
+  // The header's tzdata is "" when the release is unknown (replay/bundle.h).
+  const Result<std::string> tzdata = model::ReadTzdataVersion(ZoneinfoDir(flags));
+  header.tzdata = tzdata.ok() ? *tzdata : "";
   auto bundle = replay::ExportBundle(*history->source, *scope, header);
   if (!bundle.ok()) {
     std::fprintf(io.err, "cronledger export: %s\n", bundle.status().ToString().c_str());

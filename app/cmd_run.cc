@@ -248,7 +248,9 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   kube::RealSleeper sleeper;
   auto client = OpenKubeClient(*config, sleeper, "cronledger/0.1.0 (cronjob-controller)");
   auto ledger = store::Ledger::Open(o.ledger);
-  auto tzdb = model::OpenSystemTimeZoneDb({});
+  model::SystemTimeZoneDbOptions tz;
+  tz.zoneinfo_dir = o.run.zoneinfo_dir;
+  auto tzdb = model::OpenSystemTimeZoneDb(tz);
   for (const Status& s : {client.status(), ledger.status(), tzdb.status()}) {
     if (!s.ok()) {
       std::fprintf(io.err, "cronledger run: %s\n", s.ToString().c_str());

@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
     PrintUsage(stderr);
     return kExitUsage;
   }
-  const std::string name = argv[1];
+  const std::string name = std::string(argv[1]) == "--version" ? "version" : argv[1];
   if (name == "help" || name == "--help" || name == "-h") {
     PrintUsage(stdout);
     return 0;

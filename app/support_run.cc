@@ -6,6 +6,7 @@
 
 #include "emit/kube_actuator.h"
 #include "kube/reflector.h"
+#include "model/build_info.h"
 
 namespace cronledger::app {
 
@@ -251,7 +252,7 @@ std::string Label(std::string_view v) {
 }  // namespace
 
 std::string RunAssembly::RenderMetrics() const {
-  std::string o = metrics_.RenderPrometheus();
+  std::string o = metrics_.RenderPrometheus() + model::RenderBuildInfoMetric(config_.zoneinfo_dir);
   const controller::ControllerStats c = controller_->Stats();
   const std::pair<const char*, uint64_t> counters[] = {{"passes", c.passes},
                                                        {"pass_errors", c.errors},

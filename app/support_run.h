@@ -176,6 +176,9 @@ struct RunConfig {
   std::optional<ingest::KafkaSourceOptions> kafka_watch;
   // How long one poll of the watch topic waits for a message. Default: 200 ms.
   Duration kafka_poll_wait = std::chrono::milliseconds(200);
+  // The directory RunParts::tzdb reads; /metrics names its tz database release
+  // (cronledger_build_info). Default: /usr/share/zoneinfo.
+  std::string zoneinfo_dir = model::SystemTimeZoneDbOptions().zoneinfo_dir;
 };
 
 // InvalidArgument for inconsistent settings.

@@ -10,6 +10,7 @@
 #include "audit/encode.h"
 #include "audit/query.h"
 #include "audit/web_assets.h"
+#include "model/build_info.h"
 #include "replay/explain.h"
 #include "replay/source.h"
 
@@ -158,7 +159,12 @@ ApiResponse Api::Route(const std::string& path, const std::string& query) {
   Result<Params> p = Status::NotFound("no such route");
   if (path == "/metrics") {
     Result<std::string> text = metrics_.Scrape(ledger_);
-    if (text.ok()) return {200, "text/plain; version=0.0.4; charset=utf-8", *text, {}};
+    if (text.ok()) {
+      return {200,
+              "text/plain; version=0.0.4; charset=utf-8",
+              *text + model::RenderBuildInfoMetric(options_.zoneinfo_dir),
+              {}};
+    }
     body = text.status();
   } else if (path == "/v1/decisions") {
     p = params({"cronjob", "namespace", "since", "until", "action", "reason", "limit", "continue",

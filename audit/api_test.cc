@@ -8,6 +8,7 @@
 
 #include "audit/metrics.h"
 #include "audit/testing.h"
+#include "model/build_info.h"
 
 namespace cronledger::audit {
 namespace {
@@ -177,6 +178,12 @@ TEST_F(ApiTest, MetricsHistogramComesFromCreateDecisions) {
   r = Get("/metrics");
   EXPECT_NE(r.body.find("_count 4\n"), std::string::npos);
   EXPECT_EQ(EscapeLabel("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+  // The build and the tz database the API's schedules and `why` answers come from.
+  EXPECT_NE(r.body.find("\n# TYPE cronledger_build_info gauge\ncronledger_build_info{version=\"" +
+                        std::string(model::CronledgerVersion()) + "\",tzdata=\"" +
+                        model::TzdataLabel(ApiOptions().zoneinfo_dir) + "\"} 1\n"),
+            std::string::npos)
+      << r.body;
 }
 
 TEST_F(ApiTest, RateLimitAnswers429WithRetryAfter) {

@@ -4,12 +4,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
 #include <mutex>
 
 #include "model/timezone.h"
+#include "model/timezone_version.h"
 
 namespace cronledger::model {
 namespace {
@@ -53,6 +55,33 @@ Result<std::string> ReadZoneFile(const std::string& path) {
   }
   ::close(fd);
   return out;
+}
+
+// The first line of a file, read through at most kMaxLine bytes (the rest is never read).
+constexpr size_t kMaxLine = 256;
+
+Result<std::string> ReadFirstLine(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) return Status::NotFound("no " + path);
+    return Status::IoError(path + ": " + ErrnoText(err));
+  }
+  std::string out;
+  char buf[kMaxLine];
+  while (out.size() < kMaxLine && out.find('\n') == std::string::npos) {
+    const ssize_t n = ::read(fd, buf, kMaxLine - out.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return Status::IoError(path + ": " + ErrnoText(err));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out.substr(0, out.find('\n'));
 }
 
 class SystemTimeZoneDb final : public TimeZoneDb {
@@ -118,6 +147,20 @@ Result<std::unique_ptr<TimeZoneDb>> OpenSystemTimeZoneDb(const SystemTimeZoneDbO
   auto db = std::make_unique<SystemTimeZoneDb>(options.zoneinfo_dir);
   CL_RETURN_IF_ERROR(db->Init(options.local_zone));
   return std::unique_ptr<TimeZoneDb>(std::move(db));
+}
+
+Result<std::string> ReadTzdataVersion(std::string_view zoneinfo_dir) {
+  const std::string path = std::string(zoneinfo_dir) + "/tzdata.zi";
+  CL_ASSIGN_OR_RETURN(std::string line, ReadFirstLine(path));
+  // zic's input format: "# version 2025b". A release name is digits and letters only.
+  constexpr std::string_view kPrefix = "# version ";
+  const std::string_view release = std::string_view(line).substr(
+      line.compare(0, kPrefix.size(), kPrefix) == 0 ? kPrefix.size() : line.size());
+  const bool valid = !release.empty() && std::all_of(release.begin(), release.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+  });
+  if (!valid) return Status::Corruption(path + " does not start with a \"# version\" line");
+  return std::string(release);
 }
 
 }  // namespace cronledger::model

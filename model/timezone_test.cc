@@ -1,19 +1,88 @@
 #include "model/timezone.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "model/time.h"
+#include "model/timezone_version.h"
+#include "tests/schedule/tzdata.h"
 
 namespace cronledger::model {
 namespace {
 
+// The expected instants hold for the shipped tz database release, not for whatever the host has.
+const SystemTimeZoneDbOptions& DbOptions() {
+  static const auto* options = new SystemTimeZoneDbOptions(tzdata_test::TestTzdataOptions());
+  return *options;
+}
+
 std::unique_ptr<TimeZoneDb> Db() {
-  auto db = OpenSystemTimeZoneDb({});
+  auto db = OpenSystemTimeZoneDb(DbOptions());
   CL_CHECK(db.ok());
   return std::move(db).value();
 }
 
 int64_t At(const char* rfc3339) { return ParseRfc3339(rfc3339)->unix_seconds(); }
+
+TEST(TimeZoneTest, ReadsTheShippedRelease) {
+  auto version = ReadTzdataVersion(DbOptions().zoneinfo_dir);
+  ASSERT_TRUE(version.ok()) << version.status().ToString();
+  EXPECT_EQ(*version, tzdata_test::kTestTzdataRelease);
+}
+
+// A scratch zoneinfo directory holding only a tzdata.zi with `content` (nullptr: no such file).
+class ScratchZoneinfo {
+ public:
+  explicit ScratchZoneinfo(const char* content) {
+    std::string pattern = ::testing::TempDir() + "zoneinfo-XXXXXX";
+    CL_CHECK(::mkdtemp(pattern.data()) != nullptr);
+    dir_ = pattern;
+    if (content != nullptr) std::ofstream(dir_ + "/tzdata.zi") << content;
+  }
+  ~ScratchZoneinfo() { std::filesystem::remove_all(dir_); }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+};
+
+TEST(TimeZoneTest, TzdataVersionFromTheFirstLine) {
+  constexpr const char* kNoVersionLine = "/tzdata.zi does not start with a \"# version\" line";
+  struct Case {
+    const char* content;  // nullptr: no tzdata.zi
+    const char* release;  // nullptr: an error is expected
+    const char* error;    // the error message after the directory name
+  };
+  const Case cases[] = {
+      {"# version 2026f\n# This zic input file is in the public domain.\nR d 1916 o -\n", "2026f",
+       nullptr},
+      {"# version 2025b", "2025b", nullptr},
+      {nullptr, nullptr, "/tzdata.zi"},
+      {"", nullptr, kNoVersionLine},
+      {"# version \n", nullptr, kNoVersionLine},
+      {"# version 2025b extra\n", nullptr, kNoVersionLine},
+      {"# version 2025b\r\n", nullptr, kNoVersionLine},
+      {"R d 1916 o -\n# version 2025b\n", nullptr, kNoVersionLine},
+  };
+  for (const Case& c : cases) {
+    const std::string what = c.content ? c.content : "(no tzdata.zi)";
+    ScratchZoneinfo scratch(c.content);
+    auto version = ReadTzdataVersion(scratch.dir());
+    if (c.release != nullptr) {
+      ASSERT_TRUE(version.ok()) << what << ": " << version.status().ToString();
+      EXPECT_EQ(*version, c.release) << what;
+      continue;
+    }
+    ASSERT_FALSE(version.ok()) << what;
+    EXPECT_EQ(version.status().IsNotFound(), c.content == nullptr) << what;
+    EXPECT_EQ(version.status().IsCorruption(), c.content != nullptr) << what;
+    const std::string message = (c.content == nullptr ? "no " : "") + scratch.dir() + c.error;
+    EXPECT_EQ(version.status().message(), message) << what;
+  }
+}
 
 TEST(TimeZoneTest, UtcAndEmptyAreUtc) {
   auto db = Db();
@@ -32,19 +101,19 @@ TEST(TimeZoneTest, LoadErrorsAreGos) {
   EXPECT_EQ(db->Load("/etc/localtime").status().message(), "time: invalid location name");
   EXPECT_EQ(db->Load("\\x").status().message(), "time: invalid location name");
   EXPECT_EQ(db->Load("America").status().message(), "is a directory");
-  EXPECT_EQ(db->Load("zone.tab").status().message(), "malformed time zone information");
+  EXPECT_EQ(db->Load("tzdata.zi").status().message(), "malformed time zone information");
   EXPECT_EQ(db->Load("UTC/x").status().message(), "not a directory");
   EXPECT_EQ(db->Load("america/new_york").status().message(), "unknown time zone america/new_york");
 }
 
 TEST(TimeZoneTest, LocalIsConfigured) {
-  auto db = OpenSystemTimeZoneDb({.local_zone = "Europe/Rome"});
+  auto db = OpenSystemTimeZoneDb(tzdata_test::TestTzdataOptions("Europe/Rome"));
   ASSERT_TRUE(db.ok());
   auto local = (*db)->Load("Local");
   ASSERT_TRUE(local.ok());
   EXPECT_EQ((*local)->name(), "Local");
   EXPECT_EQ((*local)->OffsetAt(At("2016-05-19T10:00:00Z")), 7200);
-  EXPECT_FALSE(OpenSystemTimeZoneDb({.local_zone = "Nowhere/Land"}).ok());
+  EXPECT_FALSE(OpenSystemTimeZoneDb(tzdata_test::TestTzdataOptions("Nowhere/Land")).ok());
 }
 
 TEST(TimeZoneTest, CacheReturnsSameZone) {

@@ -1,7 +1,6 @@
 #include "replay/bundle.h"
 
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -174,13 +173,6 @@ Result<std::string> ExportBundle(RecordSource& source, const ReplayScope& scope,
       {{"end", true}, {"inputs", header.inputs}, {"decisions", header.decisions}, {"sha256", sum}});
   out += '\n';
   return out;
-}
-
-std::string TzdataVersion(const std::string& zoneinfo_dir) {
-  std::ifstream in(zoneinfo_dir + "/tzdata.zi");
-  std::string line;
-  if (!std::getline(in, line) || !line.starts_with("# version ")) return "";
-  return line.substr(10);
 }
 
 std::string Base64Encode(std::string_view bytes) {

@@ -55,9 +55,6 @@ struct LoadedBundle {
 };
 Result<LoadedBundle> ReadBundle(std::string_view text);
 
-// "2025b" from <zoneinfo_dir>/tzdata.zi ("" when it cannot be read).
-std::string TzdataVersion(const std::string& zoneinfo_dir);
-
 std::string Base64Encode(std::string_view bytes);
 Result<std::string> Base64Decode(std::string_view text);
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages cronledger needs to build, test and run. Idempotent: packages already
-# present are not reinstalled, and `apt-get update` runs only when something is missing and the
-# package lists are older than a day (or absent).
+# present are not reinstalled, and `apt-get update` runs only when the package lists are older
+# than a day (or absent) and something is missing or tzdata is checked for an update (below).
 #
 # Usage: scripts/install-deps.sh [--test|--dev]
 #   (none)  what building and running cronledger needs
@@ -53,24 +53,51 @@ npm_deploy_tests() {
   fi
 }
 
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+refresh_lists() {  # apt-get update when the package lists are older than a day (or absent)
+  local lists=/var/lib/apt/lists
+  if [[ -z "$(find "$lists" -maxdepth 1 -name '*_Packages*' -mmin -1440 2>/dev/null | head -n 1)" ]]; then
+    $SUDO apt-get update -q
+  fi
+}
+
+# tzdata decides the fire times of CronJobs with a timeZone (docs/schedule.md, "Which tz
+# database"), and Debian ships tz rule changes as tzdata updates, usually through the
+# bookworm-security and bookworm-updates suites: installed is not enough, it must be the newest
+# release the configured sources offer. Local checks only (dpkg-query, apt-cache) unless the lists
+# are a day old; apt-get runs only when there is an upgrade.
+tzdata_current() {
+  if [[ -n "$SUDO" ]] && ! sudo -n true 2>/dev/null; then
+    echo "install-deps: not root and no password-less sudo: tzdata not checked for updates" >&2
+    return 0
+  fi
+  refresh_lists
+  local installed candidate
+  installed="$(dpkg-query -W -f='${Version}' tzdata 2>/dev/null || true)"
+  candidate="$(apt-cache policy tzdata | awk '$1 == "Candidate:" {print $2}')"
+  if ! grep -rqs -- '-security' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    echo "install-deps: no Debian security suite (e.g. bookworm-security) in the apt sources:" \
+      "tzdata updates published there will be missed" >&2
+  fi
+  if [[ -n "$installed" && -n "$candidate" && "$candidate" != "(none)" ]] &&
+    dpkg --compare-versions "$candidate" gt "$installed"; then
+    echo "install-deps: upgrading tzdata $installed -> $candidate" >&2
+    $SUDO apt-get install -y -q --no-install-recommends --only-upgrade tzdata
+  fi
+}
+
 missing=()
 for p in "${want[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
     missing+=("$p")
   fi
 done
-if [[ ${#missing[@]} -eq 0 ]]; then
-  npm_deploy_tests "${1:-}"
-  exit 0
+if [[ ${#missing[@]} -gt 0 ]]; then
+  refresh_lists
+  echo "install-deps: installing ${missing[*]}" >&2
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-lists=/var/lib/apt/lists
-if [[ -z "$(find "$lists" -maxdepth 1 -name '*_Packages*' -mmin -1440 2>/dev/null | head -n 1)" ]]; then
-  $SUDO apt-get update -q
-fi
-echo "install-deps: installing ${missing[*]}" >&2
-$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+tzdata_current
 npm_deploy_tests "${1:-}"

@@ -13,6 +13,7 @@
 #include "kube/lease.h"
 #include "kube/manager_server.h"
 #include "kube/testing/raw_http_client.h"
+#include "model/build_info.h"
 #include "tests/run/run_fixture.h"
 
 namespace cronledger::app::testing {
@@ -124,6 +125,10 @@ TEST_F(EndpointsTest, ReadinessFollowsTheSyncAndMetricsCarryTheSkewHistogram) {
   EXPECT_GE(stats.events_ingested, 2u);
   EXPECT_TRUE(Has(m.body, "cronledger_controller_events_ingested_total " +
                               std::to_string(stats.events_ingested) + "\n"))
+      << m.body;
+  EXPECT_TRUE(Has(m.body, "\ncronledger_build_info{version=\"" +
+                              std::string(model::CronledgerVersion()) + "\",tzdata=\"" +
+                              model::TzdataLabel(RunConfig().zoneinfo_dir) + "\"} 1\n"))
       << m.body;
   EXPECT_FALSE(Has(m.body, "leader_election_master_status")) << "no election configured";
   EXPECT_EQ(Get(metrics_->port(), "/healthz").status, 404);

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <string>
 
+#include "tests/schedule/tzdata.h"
+
 #ifndef CRONLEDGER_BINARY
 #error "CRONLEDGER_BINARY must name the cronledger executable"
 #endif
@@ -17,11 +19,16 @@ namespace {
 
 using cronledger::cli_test::CliResult;
 
-// Runs `cronledger schedule ARGS` with `stdin_text` on standard input; stderr is discarded.
+// Runs `cronledger schedule ARGS` with `stdin_text` on standard input; stderr is discarded. The
+// zones come from the tz database shipped with the tests, whose answers the expectations hold.
 CliResult Schedule(const std::string& args, const std::string& stdin_text = "") {
   cronledger::cli_test::CliOptions options;
   options.stdin_text = stdin_text;
-  return cronledger::cli_test::RunShell(CRONLEDGER_BINARY, "schedule " + args, options);
+  return cronledger::cli_test::RunShell(
+      CRONLEDGER_BINARY,
+      "schedule --zoneinfo-dir " +
+          cronledger::cli_test::ShellQuote(cronledger::tzdata_test::TestZoneinfoDir()) + " " + args,
+      options);
 }
 
 TEST(ScheduleCliTest, JsonNextTimes) {

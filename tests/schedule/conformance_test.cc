@@ -3,6 +3,8 @@
 // mostly next to DST transitions. Every result must equal robfig's, except the results the
 // oracle flagged as robfig bugs (not after the input, or not matching the schedule), where the
 // engine must give the correct answer instead (docs/schedule.md, "Deviations from robfig").
+// The zones are read from the tz database release the corpus was made with
+// (tests/schedule/tzdata.h).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -12,8 +14,10 @@
 
 #include "model/json.h"
 #include "model/time.h"
+#include "model/timezone_version.h"
 #include "reconciler/cron_spec.h"
 #include "reconciler/schedule.h"
+#include "tests/schedule/tzdata.h"
 
 namespace cronledger::reconciler {
 namespace {
@@ -23,9 +27,15 @@ std::string GoldenPath() {
   return std::string(root ? root : ".") + "/tests/schedule/golden/robfig_golden.jsonl";
 }
 
+// The database the vectors are computed with; Local = UTC, as the oracle runs with TZ=UTC.
+const model::SystemTimeZoneDbOptions& DbOptions() {
+  static const auto* options = new model::SystemTimeZoneDbOptions(tzdata_test::TestTzdataOptions());
+  return *options;
+}
+
 const model::TimeZoneDb& Db() {
   static auto* db = [] {
-    auto r = model::OpenSystemTimeZoneDb({});  // Local = UTC, as the oracle runs with TZ=UTC
+    auto r = model::OpenSystemTimeZoneDb(DbOptions());
     CL_CHECK(r.ok());
     return std::move(r).value().release();
   }();
@@ -56,6 +66,14 @@ struct Totals {
   int results = 0;
   int deviations = 0;
 };
+
+// The golden answers hold for one tz database release: the vectors must read that release, not
+// the host's (whose updates revise future rules, e.g. Africa/Casablanca's from 2026f on).
+TEST(ScheduleConformanceTest, ReadsTheCorpusTzdataRelease) {
+  auto version = model::ReadTzdataVersion(DbOptions().zoneinfo_dir);
+  ASSERT_TRUE(version.ok()) << version.status().ToString();
+  EXPECT_EQ(*version, tzdata_test::kTestTzdataRelease);
+}
 
 TEST(ScheduleConformanceTest, MatchesRobfigV301) {
   std::ifstream in(GoldenPath());
