@@ -42,7 +42,7 @@ expect_eq "every sample CronJob is stored" "$(wc -l <<<"$applied")" \
   "$(kc get cronjobs.cronledger.io -A --no-headers | wc -l)"
 
 # Printer columns: kubectl prints the CRD's additionalPrinterColumns (and -o wide adds priority 1).
-header="$(kc get cronjobs.cronledger.io -A -o wide | head -n 1)"
+header="$(kc get cronjobs.cronledger.io -A -o wide | awk "NR == 1")"
 for col in NAMESPACE NAME SCHEDULE TIMEZONE SUSPEND ACTIVE "LAST SCHEDULE" "LAST SUCCESSFUL" AGE; do
   check "kubectl get -o wide prints the $col column" grep -q "$col" <<<"$header"
 done
