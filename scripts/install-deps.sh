@@ -5,7 +5,8 @@
 #
 # Usage: scripts/install-deps.sh [--test|--dev]
 #   (none)  what building and running cronledger needs
-#   --test  plus what the test suite needs (headless Chromium for the timeline page, kcat, Node.js
+#   --test  plus what the test suite needs (headless Chromium for the timeline page, kcat, Python 3
+#           and PyYAML for the docs checks in tests/docs, Node.js
 #           and tests/deploy's npm packages)
 #   --dev   plus the fuzzing and benchmark-peer tools (clang-14/libFuzzer, Go + robfig/cron)
 set -euo pipefail
@@ -17,7 +18,7 @@ runtime_and_build=(
   tzdata zlib1g-dev liblz4-dev libzstd-dev libsnappy-dev libbz2-dev libjemalloc-dev
   clang-format libyaml-cpp-dev
 )
-test_extra=(kcat chromium)
+test_extra=(kcat chromium python3 python3-yaml)
 dev_extra=(
   clang-14 libclang-rt-14-dev
   golang-go golang-github-robfig-cron-dev
