@@ -200,8 +200,7 @@ void WhyWriter::ReasonFacts(Time t, const PassFacts& pass, const model::Decision
            o.action == model::DecisionAction::kCreateJob)) {
         Say("The same pass acted on the later fire time " + FmtTime(*o.scheduled_time) +
             ": upstream starts only the most recent missed fire time (docs/semantics.md §6.6), "
-            "older ones "
-            "are Superseded.");
+            "older ones are Superseded.");
         why_.facts["supersededBy"] = FmtTime(*o.scheduled_time);
         break;
       }
