@@ -78,7 +78,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     PrintItems(io.out, *format, {"action", "reason", "count"}, items);
     return kExitOk;
   }
-  // json and yaml carry the decision records (DESIGN.md §4); table and csv a flat row of each,
+  // json and yaml carry the decision records (docs/design.md §4); table and csv a flat row of each,
   // which needs no Job object or status (served from the CronJob index entries alone).
   const bool records = *format == OutputFormat::kJson || *format == OutputFormat::kYaml;
   q.summary = !records;

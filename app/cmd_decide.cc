@@ -1,5 +1,5 @@
 // `cronledger decide --input FILE|- --output json`: one reconcile pass of one CronJob, in memory,
-// against an emulated API (DESIGN.md §4). Bad input exits 2 with {"error": ...} on stdout.
+// against an emulated API (docs/design.md §4). Bad input exits 2 with {"error": ...} on stdout.
 #include <cstdio>
 #include <string>
 #include <vector>

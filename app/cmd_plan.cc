@@ -34,7 +34,8 @@ PlanRow PlanOne(const model::CronJob& cj, const model::TimeZoneDb& tzdb, Time fr
   row.schedule = cj.spec.schedule;
   row.zone = cj.spec.time_zone.value_or("UTC (controller zone)");
   row.suspended = cj.spec.suspend.value_or(false);
-  // spec §6.3: an unloadable timeZone stops the CronJob before its schedule is looked at.
+  // docs/semantics.md §6.3: an unloadable timeZone stops the CronJob before its schedule is looked
+  // at.
   if (cj.spec.time_zone) {
     if (auto tz = tzdb.Load(*cj.spec.time_zone); !tz.ok()) {
       row.error = tz.status().message();

@@ -1,9 +1,9 @@
 // `cronledger replay [--verify] [--since T] [--until T] [--cronjob NS/NAME] [-l SELECTOR]
 // [--set K=V]... [--bundle F | --kafka-brokers B ...]`: folds the recorded inputs through the
-// reconciler again (DESIGN.md rule 4; docs/replay.md). Prints the derived decision stream; --verify
-// compares it with the recorded one (digests of both, the first divergence, exit 1 on any); --set
-// prints what-if differences. The history comes from the store, a bundle, or the Kafka ledger and
-// decision streams (app/support_replay_kafka.h; a stream with a hole fails --verify).
+// reconciler again (docs/design.md rule 4; docs/replay.md). Prints the derived decision stream;
+// --verify compares it with the recorded one (digests of both, the first divergence, exit 1 on
+// any); --set prints what-if differences. The history comes from the store, a bundle, or the Kafka
+// ledger and decision streams (app/support_replay_kafka.h; a stream with a hole fails --verify).
 #include <cstdio>
 #include <memory>
 #include <optional>

@@ -1,5 +1,5 @@
 // `cronledger schedule`: the next fire times of a schedule, with robfig/cron v3.0.1 semantics and
-// Kubernetes' spec.timeZone handling (DESIGN.md §4, spec §6.5 and §9).
+// Kubernetes' spec.timeZone handling (docs/design.md §4, docs/semantics.md §6.5 and §9).
 //
 //   cronledger schedule --schedule SPEC [--time-zone ZONE] --from RFC3339 [-n N] [-o json|table]
 //   cronledger schedule --stdin      (JSON lines {"schedule","timeZone","from","n"} -> one line

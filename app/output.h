@@ -1,6 +1,6 @@
 #pragma once
 
-// The shared printer for list-like command output (DESIGN.md §4): `-o table|json|yaml|csv`.
+// The shared printer for list-like command output (docs/design.md §4): `-o table|json|yaml|csv`.
 // `json` prints {"items": [...]}; table and csv print the given columns in order; yaml prints
 // the items as a YAML sequence under `items:`.
 

@@ -26,7 +26,7 @@ namespace cronledger::app {
 Result<Duration> ParseSimDuration(std::string_view text);
 
 // After the window's end the clock runs this much longer, so that a fire time at the very end
-// (picked up δ = 100 ms late by the requeue, spec §7.3) is still decided.
+// (picked up δ = 100 ms late by the requeue, docs/semantics.md §7.3) is still decided.
 inline constexpr Duration kSettle = std::chrono::seconds(1);
 
 struct SimulateConfig {

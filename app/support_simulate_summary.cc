@@ -30,7 +30,7 @@ struct Tally {
   std::string error;
 };
 
-// The fire times in (start, end], evaluated as the controller does (spec §6.3, §6.5).
+// The fire times in (start, end], evaluated as the controller does (docs/semantics.md §6.3, §6.5).
 Status ExpectedSlots(const model::CronJob& cj, const model::TimeZoneDb& tzdb, Time start, Time end,
                      std::vector<Time>* out) {
   if (cj.spec.time_zone) CL_RETURN_IF_ERROR(tzdb.Load(*cj.spec.time_zone).status());

@@ -1,7 +1,7 @@
 #pragma once
 
-// The real clocks (model/clock.h interfaces). Only app/ reads the system clock (STYLE.md "Time");
-// everything below it gets a WallClock / MonotonicClock injected.
+// The real clocks (model/clock.h interfaces). Only app/ reads the system clock
+// (docs/dev/conventions.md "Time"); everything below it gets a WallClock / MonotonicClock injected.
 
 #include "model/clock.h"
 

@@ -152,8 +152,8 @@ Result<CronJobAdherence> CronJobSlots(store::Ledger& ledger, const model::TimeZo
     spans.push_back({kLatest, model::SnapshotPolicy(in.cron_job->spec)});
   }
   // The CronJob's lifetime: fire times strictly after its creationTimestamp (upstream's earliest
-  // time, spec §6: a CronJob created at 00:00 does not run at 00:00), or from its first decision;
-  // up to its last decision when the view no longer holds it (deleted).
+  // time, docs/semantics.md §6: a CronJob created at 00:00 does not run at 00:00), or from its
+  // first decision; up to its last decision when the view no longer holds it (deleted).
   Time after = options.since.Add(Duration(-1));
   if (in.created && *in.created > after) after = *in.created;
   if (!in.created) {

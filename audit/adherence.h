@@ -6,7 +6,7 @@
 // A fire time T is *expected* when the CronJob existed at T and T is an activation of the policy
 // in force for T: the policy snapshot of the CronJob's first decision at or after T (the pass
 // that considered T; upstream computes missed fire times with the spec it reads at that pass,
-// spec §6), or of its last decision when none follows. Each expected T is
+// docs/semantics.md §6), or of its last decision when none follows. Each expected T is
 //   created      - a createJob record with scheduledTime T (skew = record time - T)
 //   skipped      - a skipped record with scheduledTime T, or a range record covering T
 //   pending      - no terminal record yet, and T is after the ledger horizon (the time of the last

@@ -1,8 +1,8 @@
 #pragma once
 
-// The controller loop (issue 5): upstream event handlers (spec §2) over the ledger's view, a
+// The controller loop: upstream event handlers (docs/semantics.md §2) over the ledger's view, a
 // rate-limited work queue with timers, workers with per-key exclusivity, and the outbox discipline
-// of DESIGN.md rule 3. One reconcile pass of a key:
+// of docs/design.md rule 3. One reconcile pass of a key:
 //   1. read the CronJob and its Jobs from the ledger view (one snapshot) and its accounting state;
 //   2. read the wall clock once; record a Tick (rule 1), committed in the unit of the first intent
 //      (or of step 4 when the pass makes no call), so it is durable before anything it causes;
@@ -11,7 +11,8 @@
 //      repeat until the pass completes (reads such as GET are performed, then their outcomes
 //      committed);
 //   4. commit the pass's decisions with the new accounting state in one unit of work;
-//   5. record the pass's Kubernetes Events through the Actuator; requeue / retry per spec §2.
+//   5. record the pass's Kubernetes Events through the Actuator; requeue / retry per
+//   docs/semantics.md §2.
 // A crash anywhere loses nothing and creates no duplicate Job (names derive from the slot), and
 // replaying the recorded inputs through Decide reproduces the recorded decisions.
 
@@ -79,7 +80,8 @@ class Controller {
                                                   const model::TimeZoneDb& tzdb);
 
   // Commits watch events to the ledger as one unit of work (rule 1: before they take effect),
-  // then runs the spec §2 handlers for them (enqueue, schedule-change requeue, Job → owner).
+  // then runs the docs/semantics.md §2 handlers for them (enqueue, schedule-change requeue, Job →
+  // owner).
   virtual Status Ingest(std::vector<model::WatchEvent> events) = 0;
   // Enqueues every CronJob of the view (start-up after a restart, resync).
   virtual Status EnqueueAll() = 0;

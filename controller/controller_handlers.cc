@@ -1,5 +1,5 @@
-// The upstream event handlers (spec §2), fed by watch events after they are committed to the
-// ledger (DESIGN.md rule 1). The "cache" the handlers consult is the ledger's view.
+// The upstream event handlers (docs/semantics.md §2), fed by watch events after they are committed
+// to the ledger (docs/design.md rule 1). The "cache" the handlers consult is the ledger's view.
 
 #include <utility>
 #include <variant>
@@ -177,8 +177,9 @@ Result<store::CommitResult> ControllerImpl::IngestUnit(store::UnitOfWork unit) {
 Result<store::CommitResult> ControllerImpl::IngestEvents(std::vector<model::WatchEvent> events,
                                                          store::UnitOfWork unit) {
   std::lock_guard<std::mutex> lock(ingest_mu_);
-  // The handlers compare each event with the object as the view held it before (spec §2 update
-  // handlers get old and new); within one batch the previous event of the same object is "old".
+  // The handlers compare each event with the object as the view held it before (docs/semantics.md
+  // §2 update handlers get old and new); within one batch the previous event of the same object is
+  // "old".
   std::vector<std::optional<Prior>> priors(events.size());
   std::vector<std::optional<Prior>> states(events.size());  // each object after its event
   std::map<ObjectKey, size_t> in_batch;                     // -> its last event so far
@@ -241,9 +242,9 @@ void ControllerImpl::HandleCronJob(const model::WatchEvent& ev, const std::optio
     queue_.Add(key, trigger::kCronJobUpdate);
     return;
   }
-  // spec §2: a schedule or timeZone change requeues at the new schedule's next time, or records
-  // UnParseableCronJobSchedule and does not enqueue. Upstream records that event outside any
-  // pass, so it is not in the decision log; it is a pure function of the recorded watch events.
+  // docs/semantics.md §2: a schedule or timeZone change requeues at the new schedule's next time,
+  // or records UnParseableCronJobSchedule and does not enqueue. Upstream records that event outside
+  // any pass, so it is not in the decision log; it is a pure function of the recorded watch events.
   model::CronJob old;
   old.spec.schedule = prior->schedule;
   old.spec.time_zone = prior->time_zone;
@@ -261,7 +262,7 @@ void ControllerImpl::HandleJob(const model::WatchEvent& ev, const std::optional<
     return;
   }
   if (!prior) {
-    // spec §2 Job add: one that is already being deleted is handled as a delete.
+    // docs/semantics.md §2 Job add: one that is already being deleted is handled as a delete.
     const bool deleting = HasDeletionTimestamp(ev.raw);
     EnqueueOwner(ev.namespace_, ev.owner_name, Uid::Of(ev.owner_uid),
                  deleting ? trigger::kJobDelete : trigger::kJobAdd);
@@ -275,8 +276,8 @@ void ControllerImpl::HandleJob(const model::WatchEvent& ev, const std::optional<
   EnqueueOwner(ev.namespace_, ev.owner_name, owner_uid, trigger::kJobUpdate);
 }
 
-// spec §2 resolveControllerRef: the owner must be a CronJob (the ingest decoder keeps only
-// controller references of kind CronJob), looked up by name, with the reference's uid.
+// docs/semantics.md §2 resolveControllerRef: the owner must be a CronJob (the ingest decoder keeps
+// only controller references of kind CronJob), looked up by name, with the reference's uid.
 void ControllerImpl::EnqueueOwner(const std::string& ns, const std::string& owner_name,
                                   const Uid& owner_uid, std::string_view why) {
   if (owner_name.empty()) return;

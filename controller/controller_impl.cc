@@ -82,8 +82,8 @@ void ControllerImpl::ProcessBatch(const std::vector<WorkItem>& items) {
 }
 
 void ControllerImpl::Settle(const WorkItem& item, const PassReport& report) {
-  // spec §2 worker loop: error -> rate-limited retry; requeue -> forget the back-off and come
-  // back after the delay; neither -> drop the key until a watch event adds it again.
+  // docs/semantics.md §2 worker loop: error -> rate-limited retry; requeue -> forget the back-off
+  // and come back after the delay; neither -> drop the key until a watch event adds it again.
   if (report.error) {
     ++errors_;
     queue_.AddRateLimited(item.key, trigger::kRetry);

@@ -1,7 +1,7 @@
 #pragma once
 
-// Internal: the implementation behind Controller::Open. The spec §2 handlers live in
-// controller_handlers.cc, one reconcile pass (the outbox of DESIGN.md rule 3) in
+// Internal: the implementation behind Controller::Open. The docs/semantics.md §2 handlers live in
+// controller_handlers.cc, one reconcile pass (the outbox of docs/design.md rule 3) in
 // reconcile_pass.cc, the queue plumbing and workers in controller_impl.cc. docs/controller.md
 // describes the records a pass leaves in the ledger.
 
@@ -34,7 +34,7 @@ inline constexpr std::string_view kRetry = "retry";
 inline constexpr std::string_view kStartup = "startup";
 }  // namespace trigger
 
-// What a pass ended with, for the work-queue decision of spec §2.
+// What a pass ended with, for the work-queue decision of docs/semantics.md §2.
 struct PassReport {
   bool ran = false;                  // the CronJob was in the view and the clock was read
   std::optional<std::string> error;  // the sync error, or the controller's own failure
@@ -97,7 +97,7 @@ class ControllerImpl final : public Controller {
   };
   using ObjectKey = std::pair<model::ObjectKind, std::string>;
 
-  // --- spec §2 handlers (controller_handlers.cc)
+  // --- docs/semantics.md §2 handlers (controller_handlers.cc)
   // Commits `events` (appended to unit.inputs) with the rest of `unit`, then handles them.
   Result<store::CommitResult> IngestEvents(std::vector<model::WatchEvent> events,
                                            store::UnitOfWork unit);
@@ -127,7 +127,8 @@ class ControllerImpl final : public Controller {
   };
   PassReport RunPass(const std::string& key, const std::string& why);
   // Reads the view and the accounting state and reads the clock (the Tick is committed with the
-  // pass's first unit, see reconcile_pass.cc). nullopt when the CronJob is gone (spec §3 step 1).
+  // pass's first unit, see reconcile_pass.cc). nullopt when the CronJob is gone (docs/semantics.md
+  // §3 step 1).
   Result<std::optional<PassContext>> BeginPass(const std::string& key, const std::string& why);
   Result<reconciler::Step> PerformCalls(PassContext& ctx, std::vector<model::Input>* unsent);
   Status FinishPass(const PassContext& ctx, std::vector<model::Input> unsent,
@@ -148,7 +149,7 @@ class ControllerImpl final : public Controller {
   // --- queue plumbing (controller_impl.cc)
   void Process(const WorkItem& item);
   void ProcessBatch(const std::vector<WorkItem>& items);
-  // The work-queue decision of spec §2 after a pass of `item`.
+  // The work-queue decision of docs/semantics.md §2 after a pass of `item`.
   void Settle(const WorkItem& item, const PassReport& report);
   void WorkerLoop();
 

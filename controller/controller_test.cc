@@ -1,4 +1,4 @@
-// The controller loop driven in virtual time (issue 5 "Done when"): a real RocksDB ledger, the
+// The controller loop driven in virtual time: a real RocksDB ledger, the
 // FakeActuator cluster, a ManualClock; no sleeps.
 
 #include <gtest/gtest.h>
@@ -272,9 +272,10 @@ void IngestAndRun(Harness& h, model::WatchEventType type, const model::Json& obj
 }  // namespace handlers
 
 // The handlers' in-memory facts (compact uids: exact for canonical UUIDs, hashed otherwise) give
-// the spec §2 reactions: a Job's owner is enqueued only when the reference's uid is the CronJob's,
-// a re-owned Job enqueues the old and the new owner, a resync (same resourceVersion) nothing, and a
-// DELETED of another incarnation leaves the object known (the next event is an update).
+// the docs/semantics.md §2 reactions: a Job's owner is enqueued only when the reference's uid is
+// the CronJob's, a re-owned Job enqueues the old and the new owner, a resync (same resourceVersion)
+// nothing, and a DELETED of another incarnation leaves the object known (the next event is an
+// update).
 TEST(ControllerTest, JobHandlersResolveOwnersByUidAndFoldDeletesPerIncarnation) {
   using handlers::IngestAndRun;
   using handlers::JobObject;

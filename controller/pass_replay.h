@@ -1,6 +1,6 @@
 #pragma once
 
-// Replays the controller's reconcile passes from the ledger (DESIGN.md rule 4): for every pass
+// Replays the controller's reconcile passes from the ledger (docs/design.md rule 4): for every pass
 // that reached its PassEnd, rebuilds what the pass read — the CronJob and its Jobs as of the
 // pass's view_seq, its Tick's `now` and trigger, the configuration then in effect, the accounting
 // state of the previous completed pass of the same CronJob — feeds the recorded call outcomes to

@@ -1,4 +1,4 @@
-// One reconcile pass of one CronJob under the outbox discipline (DESIGN.md rules 1 and 3,
+// One reconcile pass of one CronJob under the outbox discipline (docs/design.md rules 1 and 3,
 // docs/controller.md "Records of a pass"):
 //   Tick  ->  [ActionIntent -> perform -> ActionOutcome]*  ->  decisions + PassEnd + state
 // Every intent is durable before its call is made, every outcome is durable before the pass
@@ -196,7 +196,8 @@ Result<std::optional<ControllerImpl::PassContext>> ControllerImpl::BeginPass(
   ctx.why = why;
   const Status read = ReadView(ctx);
   if (read.IsNotFound()) {
-    // spec §3 step 1: gone from the cache -> done, no error, no requeue. Its state goes too.
+    // docs/semantics.md §3 step 1: gone from the cache -> done, no error, no requeue. Its state
+    // goes too.
     store::UnitOfWork unit;
     unit.controller_state.emplace_back(key, std::nullopt);
     CL_RETURN_IF_ERROR(ledger_.Commit(std::move(unit)).status());

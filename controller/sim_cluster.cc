@@ -23,7 +23,7 @@ std::string Key(std::string_view ns, std::string_view name) {
 
 // The defaults the API server applies to a CronJob (batch/v1 defaulting, and the same defaults
 // in the cronjobs.cronledger.io CRD schema, deploy/kubernetes/crd/cronjobs.cronledger.io.yaml).
-// Without them history cleanup would be off (spec §5) and Jobs would pile up.
+// Without them history cleanup would be off (docs/semantics.md §5) and Jobs would pile up.
 void ApplyDefaults(Json* cron_job) {
   Json& spec = (*cron_job)["spec"];
   if (!spec.is_object()) return;

@@ -2,8 +2,9 @@
 
 // The simulated cluster's Job lifecycle model (docs/simulate.md, "Lifecycle model"). Every Job's
 // fate — when it starts, how long it runs, whether it fails — is a pure function of the
-// simulation seed and the Job's uid (STYLE.md "Time": seeded, hash-derived, never an ambient RNG),
-// so a simulation replays identically and a Job's plan can be recomputed after a restart.
+// simulation seed and the Job's uid (docs/dev/conventions.md "Time": seeded, hash-derived, never an
+// ambient RNG), so a simulation replays identically and a Job's plan can be recomputed after a
+// restart.
 
 #include <cstdint>
 #include <optional>

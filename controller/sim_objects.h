@@ -15,7 +15,7 @@
 namespace cronledger::controller::sim {
 
 // Metadata the API server sets on create: namespace, uid, resourceVersion, generation 1 and
-// creationTimestamp (whole seconds; the request's value is overwritten, spec §8).
+// creationTimestamp (whole seconds; the request's value is overwritten, docs/semantics.md §8).
 void SetCreatedMetadata(model::Json* object, std::string_view ns, std::string_view uid,
                         std::string_view resource_version, Time now);
 void SetResourceVersion(model::Json* object, std::string_view resource_version);

@@ -35,7 +35,7 @@ void WorkQueue::AddAfter(const std::string& key, Duration delay, std::string_vie
     AddLocked(key, reason);
     return;
   }
-  // Saturate: a delay near the largest Duration (spec §7.3 year-1 case) must not wrap.
+  // Saturate: a delay near the largest Duration (docs/semantics.md §7.3 year-1 case) must not wrap.
   const int64_t now = clock_.NowNanos();
   const int64_t due =
       delay.count() > INT64_MAX - now ? INT64_MAX : now + static_cast<int64_t>(delay.count());

@@ -1,10 +1,11 @@
 #pragma once
 
-// The controller's work queue, with client-go's semantics (spec §2): keys are de-duplicated while
-// waiting; a key being processed is never handed to a second worker (if it is added meanwhile it is
-// marked dirty and re-queued when Done is called); AddAfter keeps the earliest due time per key;
-// and AddRateLimited applies the default controller rate limiter (per-item exponential back-off 5
-// ms .. 1000 s, combined by max with an overall 10 qps / burst 100 token bucket).
+// The controller's work queue, with client-go's semantics (docs/semantics.md §2): keys are
+// de-duplicated while waiting; a key being processed is never handed to a second worker (if it is
+// added meanwhile it is marked dirty and re-queued when Done is called); AddAfter keeps the
+// earliest due time per key; and AddRateLimited applies the default controller rate limiter
+// (per-item exponential back-off 5 ms .. 1000 s, combined by max with an overall 10 qps / burst 100
+// token bucket).
 //
 // Time comes from an injected MonotonicClock. Get() never sleeps: it returns the next ready key or
 // nothing, and NextDueNanos() tells the caller (the simulator in virtual time) when the earliest

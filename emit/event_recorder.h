@@ -1,8 +1,8 @@
 #pragma once
 
-// Kubernetes Events for the controller (issue 6; spec §10; docs/run.md "Events"): events.k8s.io/v1
-// Event objects regarding the CronJob, reportingController `cronjob-controller`, with the
-// upstream reasons, messages and types, aggregated like client-go's events recorder
+// Kubernetes Events for the controller (docs/semantics.md §10; docs/run.md "Events"):
+// events.k8s.io/v1 Event objects regarding the CronJob, reportingController `cronjob-controller`,
+// with the upstream reasons, messages and types, aggregated like client-go's events recorder
 // (k8s.io/client-go/tools/events): the same reason and message of the same type on the same
 // object while the previous one is less than `series_window` old is not a new Event — the
 // existing Event gets `series: {count, lastObservedTime}` (count 2 on the first repeat, then +1)

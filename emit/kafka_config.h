@@ -1,7 +1,7 @@
 #pragma once
 
 // Kafka connection settings shared by every Kafka client of cronledger (the outbox emitter, the
-// watch relay, the watch-topic consumer): brokers, the topic prefix (DESIGN.md §4: `P.watch`,
+// watch relay, the watch-topic consumer): brokers, the topic prefix (docs/design.md §4: `P.watch`,
 // `P.decisions`, `P.ledger`) and librdkafka properties passed through from a file (SASL/SSL).
 //
 // Secrets: property values are never part of an error message produced here, and

@@ -1,6 +1,6 @@
 #pragma once
 
-// The watch relay (issue 7; docs/kafka.md "Watch relay"): publishes the Kubernetes watch stream
+// The watch relay (docs/kafka.md "Watch relay"): publishes the Kubernetes watch stream
 // of CronJobs and Jobs to the watch topic `P.watch`, so one process watches the API server and
 // many consume. Each kube::Reflector gets a sink from KafkaWatchPublisher::SinkFor(); every event
 // becomes one message, the same JSON the watch API streams ({"type", "object"}), keyed by

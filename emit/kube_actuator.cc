@@ -19,8 +19,8 @@ std::string StringAt(const Json& j, const char* a, const char* b) {
   return inner[b].get<std::string>();
 }
 
-// The slot a Job was created for: the request's creationTimestamp (spec §8 sets it to the
-// scheduled time), else the scheduled-timestamp annotation.
+// The slot a Job was created for: the request's creationTimestamp (docs/semantics.md §8 sets it to
+// the scheduled time), else the scheduled-timestamp annotation.
 std::optional<Time> ScheduledTimeOf(const Json& request) {
   if (auto t = ParseRfc3339(StringAt(request, "metadata", "creationTimestamp")); t.ok()) return *t;
   if (request.is_object() && request.contains("metadata") && request["metadata"].is_object()) {
@@ -82,7 +82,7 @@ ApiOutcome KubeActuator::Perform(const model::ApiCall& call) {
 ApiOutcome KubeActuator::CreateJob(const model::ApiCall& call) {
   auto created = client_.Create(kube::BatchJobs(), call.namespace_, call.object);
   if (!created.ok()) return OutcomeOf(created.error());
-  // Spec §6.12/§11: observed on success only, never on the AlreadyExists path.
+  // docs/semantics.md §6.12/§11: observed on success only, never on the AlreadyExists path.
   ObserveSkew(call.object, created.value());
   if (log_) log_("created job " + call.namespace_ + "/" + call.name);
   return ApiOutcome::Ok(std::move(created).value());

@@ -1,18 +1,18 @@
 #pragma once
 
-// The controller's Actuator against a real API server (issue 6; docs/run.md "Actuation"). Each
+// The controller's Actuator against a real API server (docs/run.md "Actuation"). Each
 // call of a reconcile pass maps onto one PocoKubeClient request for the managed CronJob resource
 // (cronledger.io/v1 or batch/v1) or batch/v1 Jobs:
 //
 //   get Job            GET  jobs/<name>
 //   create Job         POST jobs                    (observes the creation-skew histogram)
-//   delete Job         DELETE jobs/<name>           propagationPolicy Background (spec §5, §6.10)
-//   get CronJob        GET  <resource>/<name>
-//   updateStatus       PUT  <resource>/<name>/status (the status subresource)
+//   delete Job         DELETE jobs/<name>           propagationPolicy Background (docs/semantics.md
+//   §5, §6.10) get CronJob        GET  <resource>/<name> updateStatus       PUT
+//   <resource>/<name>/status (the status subresource)
 //
 // Outcomes: success carries the object the server returned (null for a delete); failure carries
-// ApiError::OutcomeReason() — the NamespaceTerminating cause when present (spec §6.12 checks it
-// before the reason), else the Status reason ("NotFound", "AlreadyExists", "Conflict",
+// ApiError::OutcomeReason() — the NamespaceTerminating cause when present (docs/semantics.md §6.12
+// checks it before the reason), else the Status reason ("NotFound", "AlreadyExists", "Conflict",
 // "TooManyRequests", "InternalError", ...), else "Transport" — and the server's message (Go's
 // err.Error() of a StatusError). 429 and 5xx are retried with back-off inside the client first.
 //

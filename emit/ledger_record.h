@@ -1,7 +1,7 @@
 #pragma once
 
 // The payloads of the Kafka streams (docs/kafka.md "Payloads"):
-//   P.decisions  the decision record exactly as model::EncodeDecision writes it (DESIGN.md §4)
+//   P.decisions  the decision record exactly as model::EncodeDecision writes it (docs/design.md §4)
 //   P.ledger     one input record of the ledger as JSON (EncodeLedgerRecord below)
 // Both carry the headers `cronledger-schema` (kDecisionSchema / kLedgerSchema) and
 // `cronledger-seq` (the record's decimal seq), and are keyed by CronJob (KeyOfDecision,

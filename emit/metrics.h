@@ -1,7 +1,7 @@
 #pragma once
 
 // The controller process's own Prometheus metrics (docs/run.md "Metrics"). Upstream's v2 CronJob
-// controller registers exactly one metric (spec §11): the histogram
+// controller registers exactly one metric (docs/semantics.md §11): the histogram
 // `cronjob_controller_job_creation_skew_duration_seconds`, observed once per successful Job create
 // (never on the AlreadyExists path) with (creationTimestamp of the response − scheduled time).
 // KubeActuator observes it; RenderPrometheus() prints the text exposition format (0.0.4) that a

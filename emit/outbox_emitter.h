@@ -1,7 +1,7 @@
 #pragma once
 
-// The Kafka outbox (DESIGN.md rule 3, §5): tails a committed log of the ledger — the decision log
-// (EmitStream::kDecisions) or the input log (EmitStream::kLedger) — from a stored emission
+// The Kafka outbox (docs/design.md rule 3, §5): tails a committed log of the ledger — the decision
+// log (EmitStream::kDecisions) or the input log (EmitStream::kLedger) — from a stored emission
 // position, produces each record keyed by CronJob through an idempotent producer, and advances
 // the stored position only over records whose delivery the broker acknowledged (acks=all).
 //

@@ -1,7 +1,7 @@
 // Fuzz target: reconciler::ParseStandard (robfig/cron v3.0.1 semantics) on arbitrary bytes.
 // Input: `SCHEDULE` or `SCHEDULE\nTIMEZONE`; with a time zone the text goes through
-// reconciler::FormatSchedule first, as the controller does (spec §6.5). Nothing may crash, trip
-// a sanitizer or abort: every input either parses or yields an error Status.
+// reconciler::FormatSchedule first, as the controller does (docs/semantics.md §6.5). Nothing may
+// crash, trip a sanitizer or abort: every input either parses or yields an error Status.
 
 #include <cstddef>
 #include <cstdint>
@@ -35,7 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view schedule = text.substr(0, nl);
     const std::optional<std::string> tz(std::string(text.substr(nl + 1)));
     cronledger::reconciler::FormattedSchedule formatted = FormatSchedule(schedule, tz);
-    // Spec §6.5: a schedule containing "TZ" is used verbatim and spec.timeZone is ignored.
+    // docs/semantics.md §6.5: a schedule containing "TZ" is used verbatim and spec.timeZone is
+    // ignored.
     const bool has_tz = schedule.find("TZ") != std::string_view::npos;
     FUZZ_CHECK(formatted.contains_tz == has_tz && (!has_tz || formatted.text == schedule),
                "FormatSchedule(\"%.*s\") contains_tz=%d text=\"%s\"",

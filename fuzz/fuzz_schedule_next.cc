@@ -10,7 +10,7 @@
 //   - every result is strictly after its input;
 //   - Next is deterministic (the same input gives the same result);
 //   - except for `@every`, a result is less than six years after its input (robfig gives up when
-//     the search passes the input's year + 5, spec §9).
+//     the search passes the input's year + 5, docs/semantics.md §9).
 
 #include <algorithm>
 #include <charconv>

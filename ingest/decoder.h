@@ -5,7 +5,7 @@
 // CronJob/Job objects (list output) and `kind: List` documents (each item an object). Extracts
 // what the ledger needs (kind, apiVersion, namespace, name, uid, resourceVersion, controller
 // owner) and keeps the object's raw bytes. Anything it cannot accept is returned as a rejection
-// with the reason, for the quarantine (DESIGN.md rule 5).
+// with the reason, for the quarantine (docs/design.md rule 5).
 
 #include <memory>
 #include <string>

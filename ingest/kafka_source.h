@@ -1,6 +1,6 @@
 #pragma once
 
-// Watch events from a Kafka topic into the ledger (issue 7; docs/kafka.md "Ingest"). A
+// Watch events from a Kafka topic into the ledger (docs/kafka.md "Ingest"). A
 // librdkafka consumer (no librdkafka type here) in a consumer group reads the watch topic; each
 // message value is one watch document, the same JSON the watch API streams (ingest/decoder.h).
 // A batch of messages is committed to the ledger as one unit of work together with, per
@@ -93,8 +93,8 @@ std::string KafkaPartitionSource(std::string_view topic, int32_t partition);
 std::string EncodeKafkaPosition(int64_t next_offset);
 Result<int64_t> DecodeKafkaPosition(std::string_view s);
 
-// The partitioning key of a watch event (DESIGN.md §5): a CronJob by `namespace/name`, a Job by
-// `namespace/<controller owner name>` (so a CronJob and its Jobs share a partition), an orphan
+// The partitioning key of a watch event (docs/design.md §5): a CronJob by `namespace/name`, a Job
+// by `namespace/<controller owner name>` (so a CronJob and its Jobs share a partition), an orphan
 // Job by its own name, and a bookmark (no name) by "/".
 std::string WatchEventKey(const model::WatchEvent& e);
 

@@ -1,10 +1,10 @@
 #pragma once
 
-// Watch ingest from the Kubernetes API (issue 6; docs/run.md "Ingest"). KubeWatchSink is the
+// Watch ingest from the Kubernetes API (docs/run.md "Ingest"). KubeWatchSink is the
 // kube::ReflectorSink of one resource (CronJobs of the managed resource, or batch/v1 Jobs): it
 // turns the reflector's events into model::WatchEvents and hands them to an IngestFn — in
 // `cronledger run` that is Controller::Ingest, which commits them to the ledger as one unit of
-// work before the handlers run (DESIGN.md rule 1).
+// work before the handlers run (docs/design.md rule 1).
 //
 // The resume point rides in the same unit of work as the events it covers: folding a watch event
 // stores its resourceVersion as the resource's version (store::Ledger::GetResourceVersion, keyed

@@ -1,7 +1,7 @@
 #pragma once
 
 // Internal to kube/: the HTTP(S) layer under PocoKubeClient. Included only by kube/*.cc, so the
-// Poco-free public headers stay Poco-free (STYLE.md "Layout").
+// Poco-free public headers stay Poco-free (docs/dev/conventions.md "Layout").
 
 #include <memory>
 #include <mutex>

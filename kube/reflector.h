@@ -11,8 +11,8 @@
 //   * It can start from a stored resume point and the objects the ledger's view holds, so a
 //     restarted controller continues where it stopped.
 //
-// The seam for ingest (DESIGN.md rule 1, "the log is the source of truth"): every change goes to
-// ReflectorSink::OnEvent before the reflector's own cache or resume point reflects it. The sink
+// The seam for ingest (docs/design.md rule 1, "the log is the source of truth"): every change goes
+// to ReflectorSink::OnEvent before the reflector's own cache or resume point reflects it. The sink
 // appends it to the ledger, atomically with `event.checkpoint` when present; if the sink fails,
 // Run() stops and returns that Status without advancing, so a restart from the last stored
 // checkpoint delivers the event again (at-least-once; the ledger de-duplicates by

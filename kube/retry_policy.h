@@ -4,7 +4,7 @@
 // is always retried (the API server rejected the request before doing anything), 5xx and transport
 // failures only for idempotent requests, and a Retry-After from the server is honoured. Without
 // one, waits grow exponentially with jitter; the jitter is a hash of the request and the attempt
-// (STYLE.md "Time": never an ambient RNG), so a test can predict every wait.
+// (docs/dev/conventions.md "Time": never an ambient RNG), so a test can predict every wait.
 
 #include <cstdint>
 #include <optional>

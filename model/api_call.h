@@ -1,8 +1,8 @@
 #pragma once
 
-// The API calls a reconcile pass performs and their outcomes (DESIGN.md rule 1: outcomes of actions
-// are inputs). `reconciler::Decide` returns the next ApiCall of a pass; the driver performs it and
-// feeds back an ApiOutcome. Both are persisted in the ledger so that a pass can be replayed
+// The API calls a reconcile pass performs and their outcomes (docs/design.md rule 1: outcomes of
+// actions are inputs). `reconciler::Decide` returns the next ApiCall of a pass; the driver performs
+// it and feeds back an ApiOutcome. Both are persisted in the ledger so that a pass can be replayed
 // exactly, hence the canonical JSON codecs below (Encode* output is byte-stable; decode(encode(x))
 // == x).
 
@@ -34,7 +34,7 @@ struct ApiCall {
 };
 
 // Kubernetes status reasons the reconciler distinguishes, plus the NamespaceTerminating status
-// cause (spec §6.12), which cronledger carries in the same field.
+// cause (docs/semantics.md §6.12), which cronledger carries in the same field.
 namespace api_reason {
 inline constexpr std::string_view kNotFound = "NotFound";
 inline constexpr std::string_view kAlreadyExists = "AlreadyExists";

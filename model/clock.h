@@ -1,8 +1,8 @@
 #pragma once
 
-// Time sources, injected (STYLE.md "Time"). Wall time (what `now` a reconcile pass records) and
-// monotonic time (timeouts, back-off, rate limits) are separate interfaces. Production clocks live
-// in app/; tests and virtual-time simulation use ManualClock, which never sleeps.
+// Time sources, injected (docs/dev/conventions.md "Time"). Wall time (what `now` a reconcile pass
+// records) and monotonic time (timeouts, back-off, rate limits) are separate interfaces. Production
+// clocks live in app/; tests and virtual-time simulation use ManualClock, which never sleeps.
 
 #include <atomic>
 #include <cstdint>

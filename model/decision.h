@@ -1,9 +1,9 @@
 #pragma once
 
-// The decision record (DESIGN.md §4): what the reconciler decided, why, and under which policy. It
-// is the unit of the audit stream (RocksDB decision log, Kafka payload) and of replay verification,
-// so its JSON encoding is canonical: EncodeDecision() output is byte-stable (keys sorted, absent
-// optionals omitted, times at nanosecond precision in UTC).
+// The decision record (docs/design.md §4): what the reconciler decided, why, and under which
+// policy. It is the unit of the audit stream (RocksDB decision log, Kafka payload) and of replay
+// verification, so its JSON encoding is canonical: EncodeDecision() output is byte-stable (keys
+// sorted, absent optionals omitted, times at nanosecond precision in UTC).
 
 #include <cstdint>
 #include <optional>
@@ -29,7 +29,8 @@ enum class DecisionAction {
 std::string_view DecisionActionName(DecisionAction a);
 Result<DecisionAction> ParseDecisionAction(std::string_view s);
 
-// Reasons for kSkipped (DESIGN.md §4). Kept as strings in the record; these are the known values.
+// Reasons for kSkipped (docs/design.md §4). Kept as strings in the record; these are the known
+// values.
 namespace skip_reason {
 inline constexpr std::string_view kTooLate = "TooLate";
 inline constexpr std::string_view kConcurrencyForbid = "ConcurrencyForbid";

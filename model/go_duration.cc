@@ -1,5 +1,5 @@
 // Go's time.ParseDuration and Duration.String, reproduced because robfig/cron's `@every <duration>`
-// accepts exactly Go's syntax and reports Go's error texts (spec §9).
+// accepts exactly Go's syntax and reports Go's error texts (docs/semantics.md §9).
 #include <cstdint>
 #include <string>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-// The inputs of the ledger (DESIGN.md §1 rule 1) and the compact, versioned binary encoding of
+// The inputs of the ledger (docs/design.md §1 rule 1) and the compact, versioned binary encoding of
 // every log record: watch events, ticks, action outcomes, config changes (the input log) and
 // decisions (the decision log).
 //
@@ -111,9 +111,9 @@ struct ConfigChange {
   friend bool operator==(const ConfigChange&, const ConfigChange&) = default;
 };
 
-// An API call a reconcile pass is about to perform (DESIGN.md rule 3: decide, record, then act).
-// Committed before the call is made; the ActionOutcome whose decision_seq is this record's seq
-// follows once the call returned. An intent without an outcome is a call whose fate is unknown
+// An API call a reconcile pass is about to perform (docs/design.md rule 3: decide, record, then
+// act). Committed before the call is made; the ActionOutcome whose decision_seq is this record's
+// seq follows once the call returned. An intent without an outcome is a call whose fate is unknown
 // (the process stopped in between); docs/controller.md describes how recovery treats it.
 struct ActionIntent {
   Time time;                // the pass's tick `now`

@@ -120,7 +120,8 @@ struct Job {
   Json raw = Json::object();
 };
 
-// Finished = first Complete/Failed condition with status True (spec §1). Returns the condition type
+// Finished = first Complete/Failed condition with status True (docs/semantics.md §1). Returns the
+// condition type
 // ("Complete" or "Failed"), or nullopt when the Job is still running.
 std::optional<std::string> FinishedCondition(const Job& job);
 inline bool IsFinished(const Job& job) { return FinishedCondition(job).has_value(); }

@@ -1,6 +1,6 @@
-// The tz database on disk with Go's time.LoadLocation rules (spec §6.3): the error texts reach
-// users through the UnknownTimeZone event and `provided bad location` parse errors, so they are
-// Go's.
+// The tz database on disk with Go's time.LoadLocation rules (docs/semantics.md §6.3): the error
+// texts reach users through the UnknownTimeZone event and `provided bad location` parse errors, so
+// they are Go's.
 #include <fcntl.h>
 #include <unistd.h>
 

@@ -1,7 +1,7 @@
 #pragma once
 
 // An in-memory stand-in for the Kubernetes API server, as `cronledger decide` describes it
-// (DESIGN.md §4 "api"), and the driver loop that runs one pass against any API. Pure and
+// (docs/design.md §4 "api"), and the driver loop that runs one pass against any API. Pure and
 // deterministic: used by the decide command and by tests that script long histories.
 
 #include <functional>

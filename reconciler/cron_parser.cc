@@ -1,5 +1,6 @@
-// robfig/cron v3.0.1 ParseStandard (parser.go) and Kubernetes' schedule formatting (spec §6.5).
-// Error texts are robfig's, byte for byte: they reach users in UnparseableSchedule events.
+// robfig/cron v3.0.1 ParseStandard (parser.go) and Kubernetes' schedule formatting
+// (docs/semantics.md §6.5). Error texts are robfig's, byte for byte: they reach users in
+// UnparseableSchedule events.
 #include <array>
 #include <string>
 #include <vector>

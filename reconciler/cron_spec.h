@@ -16,7 +16,7 @@
 namespace cronledger::reconciler {
 
 // robfig's SpecSchedule bit sets: bit n set = value n allowed; bit 63 ("star bit") marks a field
-// written as `*`, `?` or `*/1`, which switches day matching from OR to AND (spec §9).
+// written as `*`, `?` or `*/1`, which switches day matching from OR to AND (docs/semantics.md §9).
 struct CronFields {
   static constexpr uint64_t kStarBit = uint64_t{1} << 63;
   uint64_t second = 1;  // ParseStandard has no seconds field: always second 0

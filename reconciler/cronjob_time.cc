@@ -36,11 +36,11 @@ bool IsConstantDelay(const std::string& text) {
   return v.rfind("@every", 0) == 0;
 }
 
-// spec §7.1 step 7: walk next(start), next(next(start)), ... while <= now, keeping the last. Go
-// really walks; when the estimate left a long way to go (no creationTimestamp means Go's zero time,
-// and the elapsed time saturates at ~292 years) the same answer is computed without millions of
-// steps: a constant-delay series in closed form, and for a set of fire times (cron specs and the
-// other descriptors) the walk may start at any instant before the last fire time.
+// docs/semantics.md §7.1 step 7: walk next(start), next(next(start)), ... while <= now, keeping the
+// last. Go really walks; when the estimate left a long way to go (no creationTimestamp means Go's
+// zero time, and the elapsed time saturates at ~292 years) the same answer is computed without
+// millions of steps: a constant-delay series in closed form, and for a set of fire times (cron
+// specs and the other descriptors) the walk may start at any instant before the last fire time.
 constexpr int64_t kLongWalkSteps = 1000;
 
 std::optional<Time> LastFireTime(const Schedule& schedule, bool constant_delay, Time start,
@@ -128,7 +128,8 @@ Result<MostRecent> MostRecentScheduleTime(const model::CronJob& cj,
     out.most_recent = t1;
     return out;
   }
-  // spec §7.1 steps 5-6: an estimate of the missed count so that decades of skew cost no CPU.
+  // docs/semantics.md §7.1 steps 5-6: an estimate of the missed count so that decades of skew cost
+  // no CPU.
   const int64_t gap = GoWholeSeconds(GoRound(t2.Sub(t1), std::chrono::seconds(1)));
   if (gap < 1) {
     return Status::InvalidArgument("time difference between two schedules is less than 1 second");
@@ -170,7 +171,8 @@ Duration NextScheduleTimeDuration(const model::CronJob& cj, const model::CronJob
     } else if (mr->missed == Missed::kNone) {
       base = mr->earliest;
     }
-    // else: missed but none found -> now (the fix for upstream issue #118789, spec §7.3).
+    // else: missed but none found -> now (the fix for upstream issue #118789, docs/semantics.md
+    // §7.3).
   }
   return NextOrZero(schedule, base).Add(kNextScheduleDelta).Sub(now);
 }

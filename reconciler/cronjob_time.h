@@ -1,7 +1,8 @@
 #pragma once
 
-// Schedule arithmetic of the upstream controller (spec §7), with Go's integer/float conversions
-// reproduced exactly: wrapping Duration multiplication, Duration.Round, int64(d.Seconds()).
+// Schedule arithmetic of the upstream controller (docs/semantics.md §7), with Go's integer/float
+// conversions reproduced exactly: wrapping Duration multiplication, Duration.Round,
+// int64(d.Seconds()).
 
 #include <optional>
 
@@ -12,9 +13,9 @@
 
 namespace cronledger::reconciler {
 
-// The requeue padding (`nextScheduleDelta`, spec §1).
+// The requeue padding (`nextScheduleDelta`, docs/semantics.md §1).
 inline constexpr Duration kNextScheduleDelta = std::chrono::milliseconds(100);
-// More missed starts than this (by the estimate) is "many" (spec §7.1 step 8).
+// More missed starts than this (by the estimate) is "many" (docs/semantics.md §7.1 step 8).
 inline constexpr int64_t kTooManyMissedThreshold = 100;
 
 enum class Missed { kNone, kFew, kMany };
@@ -32,9 +33,9 @@ Duration GoRound(Duration d, Duration m);
 // Go's int64(d.Seconds()).
 int64_t GoWholeSeconds(Duration d);
 
-// spec §7.1. earliest = lastScheduleTime, else creationTimestamp (Go's zero time when absent),
-// moved up to now - startingDeadlineSeconds when `include_deadline`. The only error is "time
-// difference between two schedules is less than 1 second".
+// docs/semantics.md §7.1. earliest = lastScheduleTime, else creationTimestamp (Go's zero time when
+// absent), moved up to now - startingDeadlineSeconds when `include_deadline`. The only error is
+// "time difference between two schedules is less than 1 second".
 Result<MostRecent> MostRecentScheduleTime(const model::CronJob& cj, Time now,
                                           const Schedule& schedule, bool include_deadline);
 // The same for `cj` with its status replaced by `status` (a pass works on a status copy).
@@ -46,13 +47,13 @@ struct NextSchedule {
   std::optional<Time> scheduled;  // the slot to act on, if any
   bool too_many_missed = false;   // emit TooManyMissedTimes (only when `scheduled` is set)
 };
-// spec §7.2 (the event is left to the caller).
+// docs/semantics.md §7.2 (the event is left to the caller).
 Result<NextSchedule> NextScheduleTime(const model::CronJob& cj, Time now, const Schedule& schedule);
 Result<NextSchedule> NextScheduleTime(const model::CronJob& cj, const model::CronJobStatus& status,
                                       Time now, const Schedule& schedule);
 
-// spec §7.3: next(base) + 100 ms - now, computed WITHOUT the deadline; saturates instead of
-// overflowing (the year-1 case).
+// docs/semantics.md §7.3: next(base) + 100 ms - now, computed WITHOUT the deadline; saturates
+// instead of overflowing (the year-1 case).
 Duration NextScheduleTimeDuration(const model::CronJob& cj, Time now, const Schedule& schedule);
 Duration NextScheduleTimeDuration(const model::CronJob& cj, const model::CronJobStatus& status,
                                   Time now, const Schedule& schedule);

@@ -1,7 +1,7 @@
 #pragma once
 
-// The CronJob update event handler of the upstream controller (spec §2): how soon the key is
-// enqueued after an update. Pure, so the driver can record and replay it.
+// The CronJob update event handler of the upstream controller (docs/semantics.md §2): how soon the
+// key is enqueued after an update. Pure, so the driver can record and replay it.
 
 #include <optional>
 
@@ -14,8 +14,9 @@ namespace cronledger::reconciler {
 
 struct UpdateReaction {
   bool enqueue = true;
-  Duration delay{0};           // when enqueue: 0 = immediately
-  std::optional<Event> event;  // UnParseableCronJobSchedule (note the capital P, spec §2)
+  Duration delay{0};  // when enqueue: 0 = immediately
+  std::optional<Event>
+      event;  // UnParseableCronJobSchedule (note the capital P, docs/semantics.md §2)
 };
 
 // A changed schedule or time zone (pointer-aware) is parsed (without the UnsupportedSchedule

@@ -1,13 +1,14 @@
 #pragma once
 
-// decide(): one upstream `sync(key)` pass (spec §3-§8) as a pure, replayable state machine.
+// decide(): one upstream `sync(key)` pass (docs/semantics.md §3-§8) as a pure, replayable state
+// machine.
 //
 // The upstream pass interleaves API calls with its decisions. Decide() re-runs the pass from the
 // start every time it is called, answering each API call it reaches with the next recorded
 // outcome from `SyncInput::outcomes`. When it reaches a call that has no recorded outcome yet it
 // stops and returns that call; the driver performs it, appends the outcome, and calls Decide()
 // again. When the pass completes it returns the final result. The same input always gives the
-// same output (DESIGN.md rules 2 and 4): no clocks, I/O, randomness or unordered iteration.
+// same output (docs/design.md rules 2 and 4): no clocks, I/O, randomness or unordered iteration.
 //
 //   Step s = Decide(in);
 //   while (s.next_call) { in.outcomes.push_back(Perform(*s.next_call)); s = Decide(in); }
@@ -28,7 +29,7 @@ namespace cronledger::reconciler {
 class ScheduleMemo;
 
 struct DecideOptions {
-  // Run history cleanup (spec §5) before scheduling. Default: true.
+  // Run history cleanup (docs/semantics.md §5) before scheduling. Default: true.
   bool history_cleanup = true;
   // Fill ApiCall::object of the create and updateStatus calls (SyncResult::actions, the pending
   // call). Replay, which compares decisions and never sends the calls, turns it off; nothing
@@ -40,7 +41,7 @@ struct DecideOptions {
   ScheduleMemo* schedule_memo = nullptr;
 };
 
-// A Kubernetes Event recorded on the CronJob (spec §10).
+// A Kubernetes Event recorded on the CronJob (docs/semantics.md §10).
 struct Event {
   std::string type;  // "Normal" | "Warning"
   std::string reason;
@@ -76,7 +77,7 @@ struct SyncResult {
   std::vector<model::ApiCall> actions;  // the API calls of the pass, in the order performed
   std::vector<Event> events;
   model::CronJobStatus status;  // the status after the pass (written or not)
-  bool status_changed = false;  // an UpdateStatus call was made (spec §3 step 6)
+  bool status_changed = false;  // an UpdateStatus call was made (docs/semantics.md §3 step 6)
   std::optional<Duration> requeue_after;
   std::optional<std::string> error;  // the pass failed: retry with back-off
   // The records this pass appends to the ledger; cause and seq are left for the driver.

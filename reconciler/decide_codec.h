@@ -1,6 +1,6 @@
 #pragma once
 
-// The JSON shape of a pass result (DESIGN.md §4 `cronledger decide` output): actions, events,
+// The JSON shape of a pass result (docs/design.md §4 `cronledger decide` output): actions, events,
 // status, statusChanged, requeueAfterSeconds, error, decisions. Canonical (key-sorted) bytes.
 
 #include "model/json.h"

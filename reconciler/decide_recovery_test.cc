@@ -208,7 +208,8 @@ TEST(DecideRecovery, RestartCrossingTheNextFireTimeAfterTheStatusWrite) {
 TEST(DecideRecovery, ForbidInterruptedAfterCreateAdoptsThroughAlreadyExists) {
   // Forbid: the interrupted 12:01 pass got its create through, not its status write. The restarted
   // pass sees the Job owned but not active (UnexpectedJob), nothing active, so upstream creates
-  // again -> AlreadyExists -> GET -> adopted (spec §6.12): one createJob, no ConcurrencyForbid.
+  // again -> AlreadyExists -> GET -> adopted (docs/semantics.md §6.12): one createJob, no
+  // ConcurrencyForbid.
   auto cj = EveryMinute();
   cj.spec.concurrency_policy = "Forbid";
   MiniCluster cluster(cj);
@@ -261,7 +262,7 @@ TEST(DecideRecovery, AlreadyProcessedBranchAdoptsOnlyWithAccountingState) {
   EXPECT_EQ(r.accounting.pending_reason, "AlreadyProcessed");
 
   // The same view in a later pass (accounting through 12:00): upstream's already-processed
-  // branch (spec §6.8, the Job is in the active list) accounts 12:01 as adopted.
+  // branch (docs/semantics.md §6.8, the Job is in the active list) accounts 12:01 as adopted.
   in.accounting.accounted_through = T("2024-01-01T12:00:00Z");
   const SyncResult later = RunPass(in, [&](const model::ApiCall& c) { return api.Perform(c); });
   EXPECT_EQ(later.actions, r.actions);  // upstream's calls are unchanged

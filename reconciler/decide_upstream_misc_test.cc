@@ -180,7 +180,7 @@ TEST(Cleanup, BothLimitsAbsentIsNoOpAndExplicitZeroKeepsNone) {
   EXPECT_EQ(r.events[0].reason, "FailedDelete");
   EXPECT_EQ(r.events[0].message, "Deleted job: Internal error occurred: injected InternalError");
   // Nothing was deleted, yet the status is written: lastSuccessfulTime is "set" from the
-  // absent completionTime of the succeeded jobs (spec §12).
+  // absent completionTime of the succeeded jobs (docs/semantics.md §12).
   EXPECT_TRUE(r.status_changed);
   EXPECT_FALSE(r.status.last_successful_time.has_value());
 }
@@ -260,7 +260,7 @@ TEST(UpstreamGetJobFromTemplate2, NameLabelsAnnotations) {
     EXPECT_EQ(meta["ownerReferences"][0]["blockOwnerDeletion"], true);
   }
   EXPECT_EQ(JobName("mycronjob", Time::GoZero()), "mycronjob--1035593280");
-  cj.spec.time_zone = "TZ=UTC";  // unloadable: the build fails (spec §6.11)
+  cj.spec.time_zone = "TZ=UTC";  // unloadable: the build fails (docs/semantics.md §6.11)
   EXPECT_FALSE(BuildJob(cj, scheduled, Tzdb()).ok());
 }
 

@@ -3,7 +3,8 @@
 // Every row of upstream TestControllerV2SyncCronJob (pkg/controller/cronjob/
 // cronjob_controllerv2_test.go, newest text), as data. Field meanings are upstream's; `events` and
 // `job` are cronledger's additions (the exact event reasons, and the name of the created Job).
-// upstream's expectActive is deliberately not ported (never checked by upstream, spec §12).
+// upstream's expectActive is deliberately not ported (never checked by upstream, docs/semantics.md
+// §12).
 
 #include <optional>
 

@@ -11,8 +11,8 @@ std::string JobName(const std::string& cron_job_name, Time scheduled) {
 
 Result<model::Json> BuildJob(const model::CronJob& cj, Time scheduled,
                              const model::TimeZoneDb& tzdb) {
-  // The annotation uses spec.timeZone even when the schedule carries its own TZ= (spec §12), and
-  // UTC (not the controller's Local) when the field is absent.
+  // The annotation uses spec.timeZone even when the schedule carries its own TZ= (docs/semantics.md
+  // §12), and UTC (not the controller's Local) when the field is absent.
   int offset = 0;
   if (cj.spec.time_zone) {
     auto zone = tzdb.Load(*cj.spec.time_zone);

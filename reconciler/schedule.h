@@ -1,8 +1,9 @@
 #pragma once
 
 // The cron schedule engine: a faithful port of robfig/cron v3.0.1 `ParseStandard` and
-// `Schedule.Next` (spec §9), plus the Kubernetes `spec.timeZone` handling of spec §6.5.
-// Implementation: reconciler/cron_parser.cc (parsing), reconciler/cron_spec.cc (Next).
+// `Schedule.Next` (docs/semantics.md §9), plus the Kubernetes `spec.timeZone` handling of
+// docs/semantics.md §6.5. Implementation: reconciler/cron_parser.cc (parsing),
+// reconciler/cron_spec.cc (Next).
 
 #include <memory>
 #include <string>
@@ -34,7 +35,7 @@ class Schedule {
 Result<std::unique_ptr<Schedule>> ParseStandard(std::string_view spec,
                                                 const model::TimeZoneDb& tzdb);
 
-// How Kubernetes turns (schedule, timeZone) into the text it parses (spec §6.5).
+// How Kubernetes turns (schedule, timeZone) into the text it parses (docs/semantics.md §6.5).
 struct FormattedSchedule {
   std::string text;          // what is handed to ParseStandard
   bool contains_tz = false;  // schedule contains "TZ": UnsupportedSchedule, timeZone ignored

@@ -122,14 +122,14 @@ TEST(ScheduleNextTest, RobfigNext) {
   ExpectAll(cases, std::size(cases));
 }
 
-// Kubernetes' controller tests and spec §6.6/§9 edge cases.
+// Kubernetes' controller tests and docs/semantics.md §6.6/§9 edge cases.
 TEST(ScheduleNextTest, KubernetesCases) {
   const NextCase cases[] = {
       {"59 23 31 2 *", "2016-05-19T10:00:00Z", "none"},
       {"TZ=UTC 0 * * * ?", "2016-05-19T09:30:00Z", "2016-05-19T10:00:00Z"},
       {"TZ=Europe/Rome 0 12 * * *", "2016-05-19T09:00:00Z", "2016-05-19T10:00:00Z"},
       {"30 10,11,12 * * 1-5", "2016-05-20T12:30:00Z", "2016-05-23T10:30:00Z"},
-      // @every: t truncated to the second + delay, in any zone (spec §9).
+      // @every: t truncated to the second + delay, in any zone (docs/semantics.md §9).
       {"@every 30s", "2016-05-19T10:00:00.9Z", "2016-05-19T10:00:30Z"},
       {"TZ=America/New_York @every 1h", "2012-03-11T06:30:00Z", "2012-03-11T07:30:00Z"},
       // Leap years and year wrap within the five-year window.

@@ -1,5 +1,5 @@
 // ParseStandard: robfig/cron v3.0.1 parser_test.go (the ParseStandard subset) plus the error
-// texts of parser.go and the Kubernetes inputs of spec §6.5 / §9.
+// texts of parser.go and the Kubernetes inputs of docs/semantics.md §6.5 / §9.
 #include <gtest/gtest.h>
 
 #include "reconciler/cron_spec.h"
@@ -42,7 +42,8 @@ TEST(ScheduleParseTest, ErrorsAreRobfigs) {
       {"TZ=Mars/Olympus 0 * * * *",
        "provided bad location Mars/Olympus: unknown time zone Mars/Olympus"},
       {"TZ=../etc 0 * * * *", "provided bad location ../etc: time: invalid location name"},
-      // The Go parser panics without a space after the zone; Kubernetes recovers (spec §6.5).
+      // The Go parser panics without a space after the zone; Kubernetes recovers (docs/semantics.md
+      // §6.5).
       {"TZ=UTC", "invalid schedule format: runtime error: slice bounds out of range [:-1]"},
       {"TZ=", "invalid schedule format: runtime error: slice bounds out of range [:-1]"},
       {"TZ=0", "invalid schedule format: runtime error: slice bounds out of range [:-1]"},
@@ -141,7 +142,8 @@ TEST(ScheduleParseTest, ZonePrefixes) {
   EXPECT_EQ((*local)->zone().name(), "Local");
 }
 
-// spec §6.5: a schedule containing "TZ" anywhere is used verbatim and timeZone is ignored.
+// docs/semantics.md §6.5: a schedule containing "TZ" anywhere is used verbatim and timeZone is
+// ignored.
 TEST(ScheduleParseTest, FormatScheduleIsKubernetes) {
   const std::optional<std::string> none;
   const std::optional<std::string> ny = "America/New_York";

@@ -1,6 +1,6 @@
 #pragma once
 
-// Fire-time accounting (DESIGN.md §4, docs/reconciler.md "Accounting"): every fire time of a
+// Fire-time accounting (docs/design.md §4, docs/reconciler.md "Accounting"): every fire time of a
 // CronJob ends in exactly one terminal record — createJob, or skipped with a reason — without
 // changing what the upstream semantics do. The state (model::AccountingState) is part of the view,
 // so a pass records each fire time once and replay reproduces it.

@@ -1,4 +1,5 @@
-// spec §6.11-§6.13: build the Job, create it, handle the create outcomes, record the result.
+// docs/semantics.md §6.11-§6.13: build the Job, create it, handle the create outcomes, record the
+// result.
 #include "reconciler/cronjob_time.h"
 #include "reconciler/job_builder.h"
 #include "reconciler/sync_pass.h"
@@ -32,7 +33,7 @@ SyncPass::Flow SyncPass::CreateJob(Time slot) {
   const model::Json* response = nullptr;
   bool adopted = false;
   if (created->reason == model::api_reason::kNamespaceTerminating) {
-    // Any creation will fail; no event (spec §6.12).
+    // Any creation will fail; no event (docs/semantics.md §6.12).
     accountant_.Pend(slot, std::string(skip::kDeleting));
     return Fail(created->message);
   } else if (created->reason == model::api_reason::kAlreadyExists) {
@@ -60,9 +61,11 @@ SyncPass::Flow SyncPass::CreateJob(Time slot) {
     DrainSlotRecords();
     out_.decisions.push_back(std::move(d));
   }
-  // No SuccessfulCreate (and no skew metric) on the AlreadyExists path (spec §6.12, §11).
+  // No SuccessfulCreate (and no skew metric) on the AlreadyExists path (docs/semantics.md §6.12,
+  // §11).
   if (!adopted) Emit("Normal", "SuccessfulCreate", "Created job " + name);
-  // spec §6.13 / §8: the reference comes from the API response; lastScheduleTime = the slot.
+  // docs/semantics.md §6.13 / §8: the reference comes from the API response; lastScheduleTime = the
+  // slot.
   model::ObjectReference ref;
   ref.api_version = "batch/v1";
   ref.kind = "Job";
@@ -78,7 +81,7 @@ SyncPass::Flow SyncPass::CreateJob(Time slot) {
 
 // AlreadyExists: fetch the Job by the requested name in the CronJob's namespace and continue with
 // it only if this CronJob controls it and it is not already in the active list. The early returns
-// carry no requeue delay (spec §6.12).
+// carry no requeue delay (docs/semantics.md §6.12).
 SyncPass::Flow SyncPass::AdoptExisting(Time slot, const std::string& name,
                                        const model::Json** response) {
   auto got = Call(ApiVerb::kGet, ApiKind::kJob, cj_->metadata.namespace_, name);

@@ -59,7 +59,8 @@ SyncPass::SyncPass(const SyncInputRef& in)
 }
 
 Step SyncPass::Run() {
-  // spec §3: owned jobs, then cleanup (flag A), then syncCronJob (flag B) on the same list.
+  // docs/semantics.md §3: owned jobs, then cleanup (flag A), then syncCronJob (flag B) on the same
+  // list.
   owned_ = OwnedJobs(*in_.cron_job, in_.jobs);
   if (in_.accounting->accounted_through) {
     // Not on a first pass: fire times with a Job before cronledger's first pass are taken as
@@ -91,7 +92,7 @@ SyncPass::Flow SyncPass::Finish() {
                         cj_->metadata.name, std::move(object));
     if (!outcome) return Flow::kSuspend;
     if (!outcome->ok()) {
-      // spec §3 step 6: a failed status write wins over any requeue delay.
+      // docs/semantics.md §3 step 6: a failed status write wins over any requeue delay.
       out_.error = outcome->message;
       out_.status = std::move(status_);  // the pass ends here
       return Flow::kReturn;
@@ -144,7 +145,8 @@ void SyncPass::Emit(const char* type, const std::string& reason, const std::stri
 }
 
 // A Job exists for the fire time, whether or not any pass accounted it: the owned Jobs of the
-// cache by the slot's deterministic name (spec §8), or the CronJob's status (spec §6.8).
+// cache by the slot's deterministic name (docs/semantics.md §8), or the CronJob's status
+// (docs/semantics.md §6.8).
 bool SyncPass::HasJob(Time slot) const {
   const std::string name = JobName(in_.cron_job->metadata.name, slot);
   if (status_.last_schedule_time == slot) return true;
@@ -198,7 +200,8 @@ SyncPass::Flow SyncPass::DeleteJob(const std::string& ns, const std::string& nam
   return Flow::kContinue;
 }
 
-// spec §5: history cleanup runs before scheduling so that a failing create cannot block it.
+// docs/semantics.md §5: history cleanup runs before scheduling so that a failing create cannot
+// block it.
 SyncPass::Flow SyncPass::Cleanup() {
   const auto& spec = cj_->spec;
   if (!spec.successful_jobs_history_limit && !spec.failed_jobs_history_limit) {
@@ -240,7 +243,7 @@ SyncPass::Flow SyncPass::RemoveOldest(std::vector<const model::Job*> jobs, int64
   return Flow::kContinue;
 }
 
-// spec §6.1, first loop: owned jobs from the cache against the active list.
+// docs/semantics.md §6.1, first loop: owned jobs from the cache against the active list.
 SyncPass::Flow SyncPass::ReconcileOwnedJobs() {
   for (const model::Job* job : owned_) {
     const std::string& uid = job->metadata.uid;
@@ -256,8 +259,8 @@ SyncPass::Flow SyncPass::ReconcileOwnedJobs() {
       if (!fresh.ok())
         return Fail("decoding the CronJob from the API: " + fresh.status().message());
       if (InActive(fresh->status, uid)) {
-        // Quirk Q1 (spec §12): from here on upstream works on the fresh copy. cronledger also
-        // WRITES that copy (upstream writes its stale one), see docs/reconciler.md.
+        // Quirk Q1 (docs/semantics.md §12): from here on upstream works on the fresh copy.
+        // cronledger also WRITES that copy (upstream writes its stale one), see docs/reconciler.md.
         fresh_ = std::move(*fresh);
         cj_ = &*fresh_;
         status_ = fresh_->status;
@@ -277,7 +280,8 @@ SyncPass::Flow SyncPass::ReconcileOwnedJobs() {
 }
 
 // lastSuccessfulTime only moves forward, but is first set even from an absent completionTime
-// (spec §6.1, §12); the newest upstream does this in the same pass that removes the job.
+// (docs/semantics.md §6.1, §12); the newest upstream does this in the same pass that removes the
+// job.
 void SyncPass::RecordSuccess(const model::Job& job) {
   auto& last = status_.last_successful_time;
   const auto& completed = job.status.completion_time;
@@ -291,7 +295,8 @@ void SyncPass::RecordSuccess(const model::Job& job) {
   }
 }
 
-// spec §6.1, second loop: active entries the cache did not show are checked with a fresh GET.
+// docs/semantics.md §6.1, second loop: active entries the cache did not show are checked with a
+// fresh GET.
 SyncPass::Flow SyncPass::DropMissingActive() {
   // Usually the cache showed them all: then there is nothing to check (and nothing to copy).
   const auto unseen = [&](const model::ObjectReference& ref) {

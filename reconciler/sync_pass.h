@@ -38,14 +38,14 @@ class SyncPass {
                  bool* deleted);
   Flow Finish();
 
-  // --- spec §5 and §6.1 (sync_pass.cc)
+  // --- docs/semantics.md §5 and §6.1 (sync_pass.cc)
   Flow Cleanup();
   Flow RemoveOldest(std::vector<const model::Job*> jobs, int64_t limit);
   Flow ReconcileOwnedJobs();
   void RecordSuccess(const model::Job& job);
   Flow DropMissingActive();
 
-  // --- spec §6.2-§6.13 (sync_schedule.cc)
+  // --- docs/semantics.md §6.2-§6.13 (sync_schedule.cc)
   Flow Schedule();
   // ParseStandard(text, tzdb), through the options' schedule memo when there is one.
   Result<std::shared_ptr<const reconciler::Schedule>> Parse(std::string_view text) const;
@@ -61,9 +61,9 @@ class SyncPass {
   const SyncInputRef& in_;
   size_t next_outcome_ = 0;
   std::optional<model::ApiCall> pending_;
-  // The CronJob the pass works on (spec §3 step 3): its metadata and spec are read from `cj_`
-  // (the input, or after quirk Q1 the fresh copy in `fresh_`); all status changes go to the
-  // copy `status_`. The input is never copied as a whole.
+  // The CronJob the pass works on (docs/semantics.md §3 step 3): its metadata and spec are read
+  // from `cj_` (the input, or after quirk Q1 the fresh copy in `fresh_`); all status changes go to
+  // the copy `status_`. The input is never copied as a whole.
   const model::CronJob* cj_;
   std::optional<model::CronJob> fresh_;
   model::CronJobStatus status_;
@@ -72,8 +72,8 @@ class SyncPass {
   std::shared_ptr<const reconciler::Schedule> schedule_;
   SlotAccountant accountant_;
   SyncResult out_;
-  bool cleanup_update_ = false;  // flag A of spec §3
-  bool sync_update_ = false;     // flag B of spec §3
+  bool cleanup_update_ = false;  // flag A of docs/semantics.md §3
+  bool sync_update_ = false;     // flag B of docs/semantics.md §3
   std::optional<Duration> requeue_;
   std::optional<std::string> sync_error_;
 };

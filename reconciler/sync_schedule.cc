@@ -1,4 +1,4 @@
-// spec §6.2-§6.13: from the deletion check to the created Job and the requeue delay.
+// docs/semantics.md §6.2-§6.13: from the deletion check to the created Job and the requeue delay.
 #include <algorithm>
 
 #include "reconciler/cronjob_time.h"
@@ -33,7 +33,7 @@ SyncPass::Flow SyncPass::Schedule() {
   Flow flow = CheckPreconditions();
   if (flow == Flow::kContinue) flow = ParseSchedule();
   if (flow != Flow::kContinue) return flow;
-  // spec §6.6 / §7.2: the slot to act on, computed WITH the deadline.
+  // docs/semantics.md §6.6 / §7.2: the slot to act on, computed WITH the deadline.
   auto next = NextScheduleTime(*cj_, status_, in_.now, *schedule_);
   if (!next.ok()) {
     const std::string msg =
@@ -46,7 +46,7 @@ SyncPass::Flow SyncPass::Schedule() {
   accountant_.Unblock();
   if (!next->scheduled) {
     // Nothing to start: the due fire times were excluded by the deadline (TooLate), or the
-    // missed-count estimate overshot an irregular schedule (spec §7.1).
+    // missed-count estimate overshot an irregular schedule (docs/semantics.md §7.1).
     std::optional<Time> too_late;
     if (const auto d = cj_->spec.starting_deadline_seconds) too_late = in_.now.Add(-GoSeconds(*d));
     accountant_.EndOlderKeepLatest(*schedule_, std::string(skip::kSuperseded), too_late);
@@ -74,7 +74,7 @@ std::shared_ptr<const reconciler::Schedule> SyncPass::ParseQuietly() const {
   return parsed.ok() ? std::move(*parsed) : nullptr;
 }
 
-// spec §6.2-§6.4, in upstream's order: deletion, time zone, suspend.
+// docs/semantics.md §6.2-§6.4, in upstream's order: deletion, time zone, suspend.
 SyncPass::Flow SyncPass::CheckPreconditions() {
   if (cj_->metadata.deletion_timestamp) {
     if (auto quiet = ParseQuietly()) accountant_.EndAllDue(*quiet, std::string(skip::kDeleting));
@@ -103,7 +103,7 @@ SyncPass::Flow SyncPass::CheckPreconditions() {
   return Flow::kContinue;
 }
 
-// spec §6.5: a schedule containing "TZ" is used verbatim and spec.timeZone is ignored.
+// docs/semantics.md §6.5: a schedule containing "TZ" is used verbatim and spec.timeZone is ignored.
 SyncPass::Flow SyncPass::ParseSchedule() {
   const FormattedSchedule formatted = FormatSchedule(cj_->spec.schedule, cj_->spec.time_zone);
   if (formatted.contains_tz) {
@@ -127,16 +127,16 @@ SyncPass::Flow SyncPass::ParseSchedule() {
 }
 
 SyncPass::Flow SyncPass::Requeue() {
-  // spec §7.3: computed without the deadline, from the status as it is now.
+  // docs/semantics.md §7.3: computed without the deadline, from the status as it is now.
   requeue_ = NextScheduleTimeDuration(*cj_, status_, in_.now, *schedule_);
   return Flow::kReturn;
 }
 
-// spec §6.7-§6.9: too late, already processed, Forbid.
+// docs/semantics.md §6.7-§6.9: too late, already processed, Forbid.
 SyncPass::Flow SyncPass::ActOnSlot(Time slot) {
   const auto deadline = cj_->spec.starting_deadline_seconds;
   if (deadline && slot.Add(GoSeconds(*deadline)) < in_.now) {
-    // Unreachable for deadlines >= 0 (spec §6.7); kept for fidelity.
+    // Unreachable for deadlines >= 0 (docs/semantics.md §6.7); kept for fidelity.
     Emit(kWarning, "MissSchedule",
          "Missed scheduled time to start a job: " + FormatRfc1123Z(slot, 0));
     accountant_.Pend(slot, std::string(skip::kTooLate));
@@ -154,7 +154,7 @@ SyncPass::Flow SyncPass::ActOnSlot(Time slot) {
   if (cj_->spec.concurrency_policy == "Forbid" && !status_.active.empty()) {
     Emit(kNormal, "JobAlreadyActive",
          "Not starting job because prior execution is running and concurrency policy is Forbid");
-    // Not terminal: once the running job ends the slot may still start (spec §6.9).
+    // Not terminal: once the running job ends the slot may still start (docs/semantics.md §6.9).
     accountant_.Pend(slot, std::string(skip::kConcurrencyForbid));
     return Requeue();
   }
@@ -165,7 +165,7 @@ SyncPass::Flow SyncPass::ActOnSlot(Time slot) {
   return CreateJob(slot);
 }
 
-// spec §6.10: delete every active job, removing entries by the UID of the job fetched.
+// docs/semantics.md §6.10: delete every active job, removing entries by the UID of the job fetched.
 SyncPass::Flow SyncPass::ReplaceActive(Time slot) {
   const std::vector<model::ObjectReference> snapshot = status_.active;
   for (const auto& ref : snapshot) {

@@ -1,6 +1,6 @@
 #pragma once
 
-// Replay (DESIGN.md rule 4, issue 8): folds the recorded inputs through reconciler::Decide again
+// Replay (docs/design.md rule 4): folds the recorded inputs through reconciler::Decide again
 // and derives the decision stream; with no what-if it must equal the recorded stream byte for
 // byte. One scan of the input log, one of the decision log.
 //
@@ -84,7 +84,7 @@ struct ReplayOptions {
 
 // A pass synthesized by controller.noDowntime is considered missed when no recorded pass of the
 // CronJob ran within this long after the fire time (the controller's own timer fires ~100 ms
-// after it, spec §7.3).
+// after it, docs/semantics.md §7.3).
 inline constexpr Duration kSynthesisGrace = std::chrono::seconds(10);
 // At most this many passes are synthesized per gap between two recorded passes.
 inline constexpr size_t kMaxSynthesizedPerGap = 10000;

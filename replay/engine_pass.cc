@@ -251,8 +251,9 @@ void Engine::DecidePass(const std::string& key, uint64_t tick_seq, OpenPass& p,
 }
 
 // controller.noDowntime: a pass at every fire time (plus the controller's 100 ms timer delta,
-// spec §7.3) between the previous pass of the CronJob and `until` that no recorded pass covered.
-// The synthesized passes read the view of the previous pass: nothing was recorded meanwhile.
+// docs/semantics.md §7.3) between the previous pass of the CronJob and `until` that no recorded
+// pass covered. The synthesized passes read the view of the previous pass: nothing was recorded
+// meanwhile.
 void Engine::Synthesize(const std::string& key, Time until, const OpenPass& p) {
   auto c = chain_.find(key);
   if (c == chain_.end() || p.tzdb == nullptr) return;

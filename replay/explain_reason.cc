@@ -9,7 +9,7 @@
 namespace cronledger::replay::internal {
 
 // ConcurrencyForbid: the Jobs that were still active in the view (upstream checks
-// status.active, spec §6.6), where they came from, and when they finished.
+// status.active, docs/semantics.md §6.9), where they came from, and when they finished.
 void WhyWriter::ActiveJobs(const PassFacts& pass) {
   model::Json list = model::Json::array();
   for (const std::string& name : pass.active) {
@@ -46,7 +46,7 @@ void WhyWriter::ActiveJobs(const PassFacts& pass) {
     } else {
       s += " was still active and had not finished by the end of the ledger";
     }
-    Say(s + ". concurrencyPolicy is Forbid, so no new Job was started (spec §6.6).");
+    Say(s + ". concurrencyPolicy is Forbid, so no new Job was started (docs/semantics.md §6.9).");
     list.push_back(std::move(j));
   }
   why_.facts["activeJobs"] = std::move(list);
@@ -142,7 +142,7 @@ void WhyWriter::WallClock(Time t, const model::CronJobSpec& spec) {
         ": the clocks fell back, so the same wall-clock time also occurred at " + FmtTime(other) +
         " (" + LocalTime(u + delta, zone->OffsetAt(u + delta)) +
         "), and the schedule matches both (the cron library searches wall-clock fields, "
-        "spec §9).");
+        "docs/semantics.md §9).");
     why_.facts["wallClock"] = {
         {"zone", zone->name()}, {"local", LocalTime(u, off)}, {"repeatedAt", FmtTime(other)}};
     return;
@@ -199,8 +199,8 @@ void WhyWriter::ReasonFacts(Time t, const PassFacts& pass, const model::Decision
           (o.action == model::DecisionAction::kScheduled ||
            o.action == model::DecisionAction::kCreateJob)) {
         Say("The same pass acted on the later fire time " + FmtTime(*o.scheduled_time) +
-            ": upstream starts only the most recent missed fire time (spec §6.3), older ones "
-            "are Superseded.");
+            ": upstream starts only the most recent missed fire time (docs/semantics.md §6.6), "
+            "older ones are Superseded.");
         why_.facts["supersededBy"] = FmtTime(*o.scheduled_time);
         break;
       }
@@ -212,7 +212,7 @@ void WhyWriter::ReasonFacts(Time t, const PassFacts& pass, const model::Decision
     Say("The pass ran " + FormatGoDuration(late) +
         " after the fire time; startingDeadlineSeconds " + "is " +
         (deadline ? std::to_string(*deadline) : std::string("unset")) +
-        ", so the start was too late (now - scheduled > deadline, spec §6.4).");
+        ", so the start was too late (now - scheduled > deadline, docs/semantics.md §6.7).");
     why_.facts["deadline"] = {
         {"lateBySeconds", std::chrono::duration_cast<std::chrono::seconds>(late).count()},
         {"startingDeadlineSeconds", deadline ? model::Json(*deadline) : model::Json()}};

@@ -46,7 +46,7 @@ class WhyWriter {
   void Suspension(Time t);
   void Gap(Time t);
   // The fire time's wall clock in the schedule's zone, when the clocks fell back and the same
-  // wall-clock time occurred twice (the schedule matches both, spec §9).
+  // wall-clock time occurred twice (the schedule matches both, docs/semantics.md §9).
   void WallClock(Time t, const model::CronJobSpec& spec);
   // `t` is not a fire time of `v`'s schedule: was it one of an earlier schedule, changed since?
   void ScheduleChange(Time t, const CronJobVersion& v);

@@ -5,7 +5,8 @@
 #
 # Usage: scripts/install-deps.sh [--test|--dev]
 #   (none)  what building and running cronledger needs
-#   --test  plus what the test suite needs (headless Chromium for the timeline page, kcat, Node.js
+#   --test  plus what the test suite needs (headless Chromium for the timeline page, kcat, Python 3
+#           and PyYAML for the docs checks in tests/docs, Node.js
 #           and tests/deploy's npm packages)
 #   --dev   plus the fuzzing and benchmark-peer tools (clang-14/libFuzzer, Go + robfig/cron)
 set -euo pipefail
@@ -19,7 +20,8 @@ runtime_and_build=(
 )
 # kcat, the JDK and Maven (the Kafka broker), jq and curl: the end-to-end tier (tests/e2e). Its
 # Kubernetes peers also need Go >= 1.24, which Debian 12 does not package (the machine provides it).
-test_extra=(kcat chromium openjdk-17-jdk-headless maven jq curl)
+# python3 and python3-yaml: the documentation checks (tests/docs).
+test_extra=(kcat chromium openjdk-17-jdk-headless maven jq curl python3 python3-yaml)
 dev_extra=(
   clang-14 libclang-rt-14-dev
   golang-go golang-github-robfig-cron-dev

@@ -1,7 +1,7 @@
 #pragma once
 
-// The ledger (DESIGN.md §1 rules 1, 3, 5): a durable input log, the materialized view folded from
-// it, the decision log with its audit indexes, a quarantine and meta data, in one RocksDB. The
+// The ledger (docs/design.md §1 rules 1, 3, 5): a durable input log, the materialized view folded
+// from it, the decision log with its audit indexes, a quarantine and meta data, in one RocksDB. The
 // layout is documented in docs/ledger.md. No RocksDB type appears here (pimpl).
 //
 // Thread safety: every method may be called from any thread. Commit() is group-committed:

@@ -1,4 +1,4 @@
-// Audit benchmarks (issue 9; docs/audit.md "Benchmark"). Prints figures next to peers measured in
+// Audit benchmarks (docs/audit.md "Benchmark"). Prints figures next to peers measured in
 // the same run, on the same store:
 //  1. `audit --cronjob NS/NAME` over 30 days (audit::QueryDecisions, everything in one page) from a
 //     store of >= 10 M decisions: p50/p99/max for hourly and every-minute CronJobs (goal: p99 <=
@@ -218,10 +218,10 @@ void PrintPeer(const char* peer_what, const Stats& ours, const Stats& peer) {
   std::printf("%-48s p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms   ratio p50 %.2fx p99 %.2fx\n",
               peer_what, peer.p50, peer.p99, peer.max, ours.p50 / peer.p50, ours.p99 / peer.p99);
 }
-constexpr double kGoalP99Ms = 20.0;  // issue 9: one CronJob x 30 days, p99 <= 20 ms
+constexpr double kGoalP99Ms = 20.0;  // one CronJob x 30 days, p99 <= 20 ms
 void PrintGoal(const Stats& ours) {
-  std::printf("%-48s p99 %7.2f ms  vs goal p99 <= %.0f ms: %s\n", "  goal (issue 9)", ours.p99,
-              kGoalP99Ms, ours.p99 <= kGoalP99Ms ? "met" : "NOT met");
+  std::printf("%-48s p99 %7.2f ms  vs goal p99 <= %.0f ms: %s\n", "  goal", ours.p99, kGoalP99Ms,
+              ours.p99 <= kGoalP99Ms ? "met" : "NOT met");
 }
 std::string LoadAverage() {
   std::FILE* f = std::fopen("/proc/loadavg", "r");

@@ -1,4 +1,4 @@
-// Controller scale benchmark (issue 5, docs/benchmarks.md): N CronJobs in real time against the
+// Controller scale benchmark (docs/benchmarks.md): N CronJobs in real time against the
 // simulated cluster with zero-latency actuation. The full controller runs (ledger commits, outbox
 // passes, workers), the cluster answers at once and runs every Job's lifecycle (start 1-3 s, run
 // ~20 s), so every created Job also brings its ADDED/MODIFIED/DELETED events back through ingest.

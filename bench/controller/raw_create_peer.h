@@ -1,8 +1,8 @@
 #pragma once
 
 // The floor peer of controller_bench (docs/controller.md "Scale"): the records a create must have
-// durable before its Job is created (DESIGN.md rules 1 and 3: the Tick and the create intent, the
-// createJob decision and its audit index entries), copied byte for byte from the ledger the
+// durable before its Job is created (docs/design.md rules 1 and 3: the Tick and the create intent,
+// the createJob decision and its audit index entries), copied byte for byte from the ledger the
 // controller wrote in the measured window, then written again as raw RocksDB WriteBatches into a
 // fresh database with the same column families and options: large batches, 2 writer threads, one
 // fsync per batch, nothing else (no view fold, no passes, no API). What our ledger and controller

@@ -1,4 +1,4 @@
-// Kafka throughput (issue 7 goal: the outbox at >= 50% of a raw idempotent producer). One
+// Kafka throughput (goal: the outbox at >= 50% of a raw idempotent producer). One
 // librdkafka mock cluster (3 brokers, real Kafka protocol on local sockets) serves every run:
 //   emit:   the outbox (emit::OutboxEmitter: ledger scan, JSON encoding of each decision, keys,
 //           headers, position commits to RocksDB) draining DECISIONS committed decisions, vs the

@@ -1,4 +1,4 @@
-// Replay throughput (issue 8 goal: >= 1 M records/s). Records a ledger with the real controller
+// Replay throughput (goal: >= 1 M records/s). Records a ledger with the real controller
 // loop against the SimCluster in virtual time (CRONJOBS CronJobs with mixed schedules and
 // policies over VIRTUAL_MINUTES), then measures, on the same records:
 //   peer:   the raw ledger scan — ScanInputs(with raw bytes) + ScanDecisions, records decoded;
@@ -82,7 +82,7 @@ void Record(cl::store::Ledger& ledger, int cronjobs, int minutes) {
   }
 }
 
-constexpr double kGoalRecordsPerSecond = 1e6;  // issue 8
+constexpr double kGoalRecordsPerSecond = 1e6;
 
 // REPLAY_BENCH_ROUNDS=N runs each measurement N times (default 3; 1 for profiling).
 int Rounds() {

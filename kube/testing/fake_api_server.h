@@ -1,7 +1,7 @@
 #pragma once
 
-// A kube-apiserver stand-in for tests (DESIGN.md §6): a real HTTP/1.1 server on 127.0.0.1 with an
-// OS-assigned port, speaking the API's REST and watch protocol for the resources in
+// A kube-apiserver stand-in for tests (docs/design.md §6): a real HTTP/1.1 server on 127.0.0.1 with
+// an OS-assigned port, speaking the API's REST and watch protocol for the resources in
 // kube/resource.h — resourceVersions from one global revision, uid/creationTimestamp/generation/
 // managedFields filled like the real server, generateName, paginated lists served from one
 // snapshot, chunked watch streams from any retained resourceVersion, bookmarks, compaction with

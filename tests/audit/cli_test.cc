@@ -107,7 +107,7 @@ TEST_F(AuditCli, AdherenceReportAccountsForEveryFireTime) {
   ASSERT_GE(j["items"].size(), 5u);
   for (const auto& it : j["items"]) {
     SCOPED_TRACE(it.dump());
-    // The controller records a terminal record for every fire time (DESIGN.md §4). The newest
+    // The controller records a terminal record for every fire time (docs/design.md §4). The newest
     // fire time of a suspended CronJob is held by the reconciler as its pending slot (it may
     // still start if resumed in time): the report reads the accounting state and counts it as
     // pending (held), not unaccounted.

@@ -1,4 +1,4 @@
-// kill -9 during a busy simulated stretch (issue 5 "Done when"): the driver (kill_driver.cc) is
+// kill -9 during a busy simulated stretch: the driver (kill_driver.cc) is
 // SIGKILLed at seeded points — inside a ledger commit, before an API call is applied, after it was
 // applied but before its outcome is recorded — and restarted on the same data directory until it
 // finishes. Then the ledger and the cluster are audited: every due fire time of every CronJob

@@ -82,7 +82,7 @@ TEST(DecideCli, Cases) {
     auto out = model::ParseJson(run.out);
     ASSERT_TRUE(out.ok()) << run.out;
     ExpectSubset(c["expect"], *out, "$");
-    // Same input, same bytes (DESIGN.md rule 4).
+    // Same input, same bytes (docs/design.md rule 4).
     EXPECT_EQ(RunDecide(input).out, run.out);
   }
   EXPECT_GE(cases, 8);

@@ -30,7 +30,7 @@ using model::Json;
 
 inline constexpr int64_t kStart = 1704067200;  // 2024-01-01T00:00:00Z
 
-// "2024-01-01T00:05:00Z" → "<name>-28401125" (spec §8: Unix minutes).
+// "2024-01-01T00:05:00Z" → "<name>-28401125" (docs/semantics.md §8: Unix minutes).
 inline std::string JobName(const std::string& cron_job, int64_t unix_seconds) {
   return cron_job + "-" + std::to_string(unix_seconds / 60);
 }

@@ -1,4 +1,4 @@
-// `cronledger schedule` end to end: runs the built binary (DESIGN.md §4 contract).
+// `cronledger schedule` end to end: runs the built binary (docs/design.md §4 contract).
 #include "tests/testing/cli.h"
 
 #include <gtest/gtest.h>
@@ -50,7 +50,7 @@ TEST(ScheduleCliTest, ShortOutputFlagAndDefaultCount) {
 }
 
 TEST(ScheduleCliTest, TzInScheduleIgnoresTimeZone) {
-  // spec §6.5: the schedule's own TZ= wins; timeZone is ignored.
+  // docs/semantics.md §6.5: the schedule's own TZ= wins; timeZone is ignored.
   const CliResult r = Schedule(
       "--schedule 'TZ=UTC 0 * * * ?' --time-zone America/New_York --from 2016-05-19T09:30:00Z "
       "-n 1 -o json");

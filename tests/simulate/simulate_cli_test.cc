@@ -121,7 +121,8 @@ TEST(SimulateCli, SamplesForOneDayAccountForEveryFireTimeAndReproduce) {
   EXPECT_EQ(totals["created"], 1755);
   EXPECT_EQ(totals["controller"]["errors"], 0);
   EXPECT_EQ(totals["ledger"]["quarantined"], 0);
-  // In virtual time a fire time is picked up by the requeue timer, δ = 100 ms after it (spec §7.3).
+  // In virtual time a fire time is picked up by the requeue timer, δ = 100 ms after it
+  // (docs/semantics.md §7.3).
   EXPECT_EQ(totals["skewSeconds"], (Json{{"p50", 0.1}, {"p90", 0.1}, {"p99", 0.1}, {"max", 0.1}}));
   // 2 % failures by default: some Jobs failed, most succeeded.
   EXPECT_GT(totals["jobs"]["failed"].get<uint64_t>(), 10u);
