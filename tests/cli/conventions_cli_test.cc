@@ -147,7 +147,7 @@ TEST(OutputCli, AdvertisedFormatsAreTheAcceptedOnes) {
     EXPECT_EQ(r.exit_code, 2) << c << ": " << r.out;
     const std::string error = r.out.substr(0, r.out.find('\n'));
     EXPECT_NE(error.find("no-such-format"), std::string::npos) << c << ": " << error;
-    for (const std::string& f : {"table", "json", "yaml", "csv"}) {
+    for (const std::string f : {"table", "json", "yaml", "csv"}) {
       EXPECT_EQ(error.find(f) != std::string::npos, formats.count(f) == 1)
           << c << " advertises " << m[1] << " but says: " << error;
     }
