@@ -148,7 +148,9 @@ TEST(TimeArg, Rfc3339OrADurationBeforeNow) {
   for (const char* bad : {"", "yesterday", "1d", "-1h", "2023-11-14", "1h ago"}) {
     Result<Time> t = ParseTimeArg(bad, now);
     EXPECT_FALSE(t.ok()) << bad;
-    if (!t.ok()) EXPECT_NE(t.status().message().find(bad), std::string::npos) << bad;
+    if (!t.ok()) {
+      EXPECT_NE(t.status().message().find(bad), std::string::npos) << bad;
+    }
   }
 }
 
