@@ -7,6 +7,7 @@
 #include "app/flags.h"
 #include "app/output.h"
 #include "app/support_audit.h"
+#include "app/system_clock.h"
 #include "audit/encode.h"
 #include "audit/query.h"
 
@@ -18,9 +19,10 @@ constexpr const char* kUsage =
     "                        [--reason R] [--limit N] [--continue TOKEN] [--count]\n"
     "                        [--data-dir DIR] [-o table|json|yaml|csv]\n"
     "Lists decision records (oldest first) from the audit indexes. --count prints counts by\n"
-    "action and reason instead. With --limit, the token for the next page is printed on stderr.\n";
+    "action and reason instead. With --limit, the token for the next page is printed on stderr.\n"
+    "T: an RFC 3339 time, or a duration before now like kubectl's (--since 1h).\n";
 
-Status BuildQuery(const Flags& flags, audit::DecisionQuery* q) {
+Status BuildQuery(const Flags& flags, Time now, audit::DecisionQuery* q) {
   if (auto cj = flags.Get("cronjob")) {
     CL_ASSIGN_OR_RETURN(auto key, audit::ParseCronJobKey(*cj));
     q->cron_job_namespace = key.first;
@@ -30,8 +32,8 @@ Status BuildQuery(const Flags& flags, audit::DecisionQuery* q) {
     }
   }
   q->namespace_ = flags.GetOr("namespace", "");
-  CL_ASSIGN_OR_RETURN(q->since, TimeFlag(flags, "since"));
-  CL_ASSIGN_OR_RETURN(q->until, TimeFlag(flags, "until"));
+  CL_ASSIGN_OR_RETURN(q->since, TimeFlag(flags, "since", now));
+  CL_ASSIGN_OR_RETURN(q->until, TimeFlag(flags, "until", now));
   if (auto a = flags.Get("action")) {
     auto action = model::ParseDecisionAction(*a);
     if (!action.ok()) return Status::InvalidArgument("--action: unknown action \"" + *a + "\"");
@@ -53,7 +55,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   Status s = flags.Parse(args);
   audit::DecisionQuery q;
   if (s.ok() && !flags.positionals().empty()) s = Status::InvalidArgument("unexpected argument");
-  if (s.ok()) s = BuildQuery(flags, &q);
+  if (s.ok()) s = BuildQuery(flags, RealClock().Now(), &q);
   Result<OutputFormat> format = ParseOutputFormat(flags.GetOr("output", "table"));
   if (s.ok() && !format.ok()) s = format.status();
   if (!s.ok()) {
@@ -99,6 +101,6 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
 
 }  // namespace
 
-CL_REGISTER_COMMAND("audit", "query decision records from the audit indexes", Run);
+CL_REGISTER_COMMAND("audit", "query decision records from the audit indexes", Run, kUsage);
 
 }  // namespace cronledger::app

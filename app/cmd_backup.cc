@@ -45,6 +45,6 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
 
 }  // namespace
 
-CL_REGISTER_COMMAND("backup", "write a consistent checkpoint of the ledger", Run);
+CL_REGISTER_COMMAND("backup", "write a consistent checkpoint of the ledger", Run, kUsage);
 
 }  // namespace cronledger::app

@@ -18,6 +18,11 @@
 namespace cronledger::app {
 namespace {
 
+constexpr const char* kUsage =
+    "usage: cronledger decide --input FILE|- [--output json]\n"
+    "One reconcile pass of one CronJob in memory: reads {\"now\", \"cronJob\", \"jobs\", \"api\",\n"
+    "\"options\"} and prints the actions, events, status and decisions as JSON.\n";
+
 using model::Json;
 
 constexpr const char* kErrorKeys[] = {"getJob", "deleteJob", "createJob", "getCronJob",
@@ -142,12 +147,8 @@ int PrintError(const CommandIo& io, const std::string& message, int code) {
 
 int RunDecide(const std::vector<std::string>& args, const CommandIo& io) {
   Flags flags;
-  flags.Value("input", "i").Value("output", "o").Switch("help", "h");
+  flags.Value("input", "i").Value("output", "o");
   if (Status s = flags.Parse(args); !s.ok()) return PrintError(io, s.message(), kExitUsage);
-  if (flags.Has("help")) {
-    std::fprintf(io.out, "usage: cronledger decide --input FILE|- [--output json]\n");
-    return kExitOk;
-  }
   if (flags.GetOr("output", "json") != "json")
     return PrintError(io, "--output: only json is supported", kExitUsage);
   if (!flags.Has("input"))
@@ -169,6 +170,6 @@ int RunDecide(const std::vector<std::string>& args, const CommandIo& io) {
 }  // namespace
 
 CL_REGISTER_COMMAND("decide", "run one reconcile pass of one CronJob in memory (JSON in/out)",
-                    RunDecide);
+                    RunDecide, kUsage);
 
 }  // namespace cronledger::app

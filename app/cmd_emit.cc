@@ -168,6 +168,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
 
 }  // namespace
 
-CL_REGISTER_COMMAND("emit", "produce the committed decision/input log to Kafka (outbox)", Run);
+CL_REGISTER_COMMAND("emit", "produce the committed decision/input log to Kafka (outbox)", Run,
+                    kUsage);
 
 }  // namespace cronledger::app

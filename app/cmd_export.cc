@@ -14,7 +14,8 @@ using namespace replay_cli;  // NOLINT: the replay commands' shared plumbing
 
 constexpr const char* kUsage =
     "usage: cronledger export [--since T] [--until T] [--cronjob NS/NAME] [--data-dir DIR] "
-    "> FILE\n";
+    "> FILE\n"
+    "T: an RFC 3339 time, or a duration before now like kubectl's (--since 1h).\n";
 
 int Run(const std::vector<std::string>& args, const CommandIo& io) {
   Flags flags;
@@ -53,6 +54,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
 
 }  // namespace
 
-CL_REGISTER_COMMAND("export", "write a self-contained bundle of a window of the ledger", Run);
+CL_REGISTER_COMMAND("export", "write a self-contained bundle of a window of the ledger", Run,
+                    kUsage);
 
 }  // namespace cronledger::app

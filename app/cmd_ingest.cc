@@ -152,6 +152,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
 
 }  // namespace
 
-CL_REGISTER_COMMAND("ingest", "append a recorded watch stream (JSON lines) to the ledger", Run);
+CL_REGISTER_COMMAND("ingest", "append a recorded watch stream (JSON lines) to the ledger", Run,
+                    kUsage);
 
 }  // namespace cronledger::app

@@ -1,5 +1,9 @@
 // `cronledger plan PATH...`: the next fire times of the CronJobs in manifest files or directories,
 // evaluated exactly as the controller would (Kubernetes timeZone rules, robfig/cron semantics).
+//
+// -n/--namespace keeps the CronJobs of one namespace, as everywhere in cronledger; `-n N` with a
+// number is the older spelling of --count and keeps working (a namespace made only of digits
+// needs --namespace).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +13,8 @@
 #include "app/command.h"
 #include "app/flags.h"
 #include "app/manifests.h"
+#include "app/output.h"
+#include "app/system_clock.h"
 #include "model/json.h"
 #include "model/timezone.h"
 #include "reconciler/schedule.h"
@@ -17,6 +23,55 @@ namespace cronledger::app {
 namespace {
 
 constexpr int kMaxN = 1000;
+constexpr int kDefaultCount = 3;
+
+constexpr const char* kUsage =
+    "usage: cronledger plan PATH... [--from RFC3339] [--count N] [-n|--namespace NS]\n"
+    "                      [-o table|json|yaml|csv]\n"
+    "Prints the next N (default 3) fire times of every CronJob in the manifests, from --from\n"
+    "(default: the newest creationTimestamp among them, or now when none has one).\n"
+    "-n N with a number is the same as --count N (kept for scripts).\n";
+
+bool AllDigits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// An optionally signed integer: what `-n` takes as a count.
+bool LooksLikeNumber(std::string_view s) {
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  return AllDigits(s);
+}
+
+struct PlanFlags {
+  int count = kDefaultCount;
+  std::optional<std::string> namespace_;
+};
+
+Result<PlanFlags> ParsePlanFlags(const Flags& flags) {
+  PlanFlags out;
+  std::optional<std::string> count = flags.Get("count");
+  out.namespace_ = flags.Get("namespace");
+  if (auto n = flags.Get("n")) {
+    if (!LooksLikeNumber(*n)) {
+      if (out.namespace_) return Status::InvalidArgument("-n and --namespace are the same flag");
+      out.namespace_ = n;
+    } else if (count) {
+      return Status::InvalidArgument("--count and -n N are the same flag; give one");
+    } else {
+      count = n;
+    }
+  }
+  if (count) {
+    char* end = nullptr;
+    const long v = std::strtol(count->c_str(), &end, 10);
+    if (!AllDigits(*count) || *end != '\0' || v > kMaxN) {
+      return Status::InvalidArgument("--count must be an integer in [0, " + std::to_string(kMaxN) +
+                                     "], not \"" + *count + "\"");
+    }
+    out.count = static_cast<int>(v);
+  }
+  return out;
+}
 
 struct PlanRow {
   std::string key;
@@ -36,11 +91,9 @@ PlanRow PlanOne(const model::CronJob& cj, const model::TimeZoneDb& tzdb, Time fr
   row.suspended = cj.spec.suspend.value_or(false);
   // docs/semantics.md §6.3: an unloadable timeZone stops the CronJob before its schedule is looked
   // at.
-  if (cj.spec.time_zone) {
-    if (auto tz = tzdb.Load(*cj.spec.time_zone); !tz.ok()) {
-      row.error = tz.status().message();
-      return row;
-    }
+  if (Status tz = reconciler::CheckTimeZone(cj.spec.time_zone, tzdb); !tz.ok()) {
+    row.error = tz.message();
+    return row;
   }
   const auto formatted = reconciler::FormatSchedule(cj.spec.schedule, cj.spec.time_zone);
   auto sched = reconciler::ParseStandard(formatted.text, tzdb);
@@ -75,80 +128,63 @@ void PrintTable(const std::vector<PlanRow>& rows, std::FILE* out) {
   }
 }
 
+int Usage(const CommandIo& io, const std::string& why) {
+  std::fprintf(io.err, "cronledger plan: %s\n%s", why.c_str(), kUsage);
+  return kExitUsage;
+}
+
 int RunPlan(const std::vector<std::string>& args, const CommandIo& io) {
   Flags flags;
-  flags.Value("from").Value("n", "n").Value("output", "o").Switch("help", "h");
-  Status st = flags.Parse(args);
-  if (!st.ok() || flags.Has("help") || flags.positionals().empty()) {
-    if (!st.ok()) std::fprintf(io.err, "cronledger plan: %s\n", st.message().c_str());
-    std::fprintf(io.err,
-                 "usage: cronledger plan PATH... [--from RFC3339] [-n N] [-o table|json]\n"
-                 "  Prints the next N (default 3) fire times of every CronJob in the manifests.\n");
-    return st.ok() && flags.Has("help") ? kExitOk : kExitUsage;
-  }
-  Time from = Time::FromUnix(0);
+  flags.Value("from").Value("count").Value("n", "n").Value("namespace").Value("output", "o");
+  if (Status st = flags.Parse(args); !st.ok()) return Usage(io, st.message());
+  if (flags.positionals().empty()) return Usage(io, "no manifest PATH given");
+  auto plan_flags = ParsePlanFlags(flags);
+  if (!plan_flags.ok()) return Usage(io, plan_flags.status().message());
+  std::optional<Time> from;
   if (auto f = flags.Get("from")) {
     auto t = ParseRfc3339(*f);
-    if (!t.ok()) {
-      std::fprintf(io.err, "cronledger plan: --from: %s\n", t.status().message().c_str());
-      return kExitUsage;
-    }
+    if (!t.ok()) return Usage(io, "--from: " + t.status().message());
     from = *t;
   }
-  const std::string n_text = flags.GetOr("n", "3");
-  char* end = nullptr;
-  const long n = std::strtol(n_text.c_str(), &end, 10);
-  if (end == n_text.c_str() || *end != '\0' || n < 0 || n > kMaxN) {
-    std::fprintf(io.err, "cronledger plan: -n must be an integer in [0, %d]\n", kMaxN);
-    return kExitUsage;
-  }
-  const std::string output = flags.GetOr("output", "table");
-  if (output != "table" && output != "json") {
-    std::fprintf(io.err, "cronledger plan: -o must be table or json\n");
-    return kExitUsage;
-  }
+  auto format = ParseOutputFormat(flags.GetOr("output", "table"));
+  if (!format.ok()) return Usage(io, format.status().message());
   auto loaded = LoadManifests(flags.positionals());
-  if (!loaded.ok()) {
-    std::fprintf(io.err, "cronledger plan: %s\n", loaded.status().message().c_str());
-    return kExitUsage;
-  }
+  if (!loaded.ok()) return Usage(io, loaded.status().message());
   auto tzdb = model::OpenSystemTimeZoneDb({});
   if (!tzdb.ok()) {
     std::fprintf(io.err, "cronledger plan: %s\n", tzdb.status().message().c_str());
     return kExitFailure;
   }
-  if (!flags.Get("from")) {
-    // Default: the newest creationTimestamp among the manifests, so the output is reproducible.
-    for (const auto& m : loaded->cron_jobs) {
-      from = std::max(from, m.cron_job.metadata.creation_timestamp.value_or(from));
-    }
-  }
+  if (!from) from = DefaultStart(*loaded, RealClock().Now());
   std::vector<PlanRow> rows;
   for (const auto& m : loaded->cron_jobs) {
-    rows.push_back(PlanOne(m.cron_job, **tzdb, from, static_cast<int>(n)));
+    if (plan_flags->namespace_ && m.cron_job.metadata.namespace_ != *plan_flags->namespace_) {
+      continue;
+    }
+    rows.push_back(PlanOne(m.cron_job, **tzdb, *from, plan_flags->count));
   }
   for (const auto& s : loaded->skipped) std::fprintf(io.err, "skipped %s\n", s.c_str());
-  if (output == "json") {
-    model::Json items = model::Json::array();
-    for (const auto& r : rows) {
-      model::Json next = model::Json::array();
-      for (const Time t : r.next) next.push_back(FormatRfc3339(t));
-      model::Json item = {
-          {"cronJob", r.key}, {"schedule", r.schedule}, {"suspend", r.suspended}, {"next", next}};
-      if (!r.error.empty()) item["error"] = r.error;
-      items.push_back(std::move(item));
-    }
-    std::fprintf(io.out, "%s\n", model::DumpJson({{"items", items}}).c_str());
-  } else {
+  if (*format == OutputFormat::kTable) {
     std::fprintf(io.out, "Next fire times from %s (UTC, then the CronJob's zone):\n\n",
-                 FormatRfc3339(from).c_str());
+                 FormatRfc3339(*from).c_str());
     PrintTable(rows, io.out);
+    return kExitOk;
   }
+  std::vector<model::Json> items;
+  for (const auto& r : rows) {
+    model::Json next = model::Json::array();
+    for (const Time t : r.next) next.push_back(FormatRfc3339(t));
+    model::Json item = {
+        {"cronJob", r.key}, {"schedule", r.schedule}, {"suspend", r.suspended}, {"next", next}};
+    if (!r.error.empty()) item["error"] = r.error;
+    items.push_back(std::move(item));
+  }
+  PrintItems(io.out, *format, {"cronJob", "schedule", "suspend", "next", "error"}, items);
   return kExitOk;
 }
 
 }  // namespace
 
-CL_REGISTER_COMMAND("plan", "next fire times of the CronJobs in manifest files", RunPlan);
+CL_REGISTER_COMMAND("plan", "next fire times of the CronJobs in manifest files", RunPlan, kUsage);
 
 }  // namespace cronledger::app

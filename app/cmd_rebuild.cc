@@ -53,6 +53,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
 
 }  // namespace
 
-CL_REGISTER_COMMAND("rebuild", "recompute the view from the log and verify the stored view", Run);
+CL_REGISTER_COMMAND("rebuild", "recompute the view from the log and verify the stored view", Run,
+                    kUsage);
 
 }  // namespace cronledger::app

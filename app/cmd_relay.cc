@@ -7,6 +7,7 @@
 
 #include "app/command.h"
 #include "app/flags.h"
+#include "app/log.h"
 #include "app/support_kafka_relay.h"
 #include "app/support_kube.h"
 #include "app/system_clock.h"
@@ -17,8 +18,8 @@ namespace cronledger::app {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: cronledger relay --kafka-brokers HOST:PORT[,...] [--kubeconfig F]\n"
-    "         [--resource cronjobs.v1.cronledger.io|cronjobs.v1.batch] [--namespace NS]\n"
+    "usage: cronledger relay --kafka-brokers HOST:PORT[,...] [--kubeconfig F] [--context C]\n"
+    "         [--resource cronjobs.v1.cronledger.io|cronjobs.v1.batch] [-n|--namespace NS]\n"
     "         [--kafka-topic-prefix P] [--kafka-config FILE] [--resync DUR] [--verbose]\n"
     "Lists and watches CronJobs of the resource and batch/v1 Jobs and publishes every watch\n"
     "event to P.watch (keyed by CronJob; a Job by its controller owner), with an idempotent\n"
@@ -29,19 +30,22 @@ constexpr const char* kUsage =
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop.store(true); }
 
-void LogLine(const std::string& line) {
-  std::fprintf(stderr, "cronledger relay: %s\n", line.c_str());
-}
+void LogLine(const std::string& line) { ProcessLog().Info("relay", line); }
 
 Result<RelayConfig> ParseOptions(const std::vector<std::string>& args, std::string* kubeconfig,
-                                 bool* verbose) {
+                                 std::string* context, bool* verbose) {
   Flags flags;
-  flags.Value("kubeconfig").Value("resource").Value("namespace").Value("kafka-brokers");
+  flags.Value("kubeconfig")
+      .Value("context")
+      .Value("resource")
+      .Value("namespace", "n")
+      .Value("kafka-brokers");
   flags.Value("kafka-topic-prefix").Value("kafka-config").Value("resync").Switch("verbose");
   CL_RETURN_IF_ERROR(flags.Parse(args));
   if (!flags.positionals().empty()) return Status::InvalidArgument("unexpected arguments");
   RelayConfig c;
   *kubeconfig = flags.GetOr("kubeconfig", "");
+  *context = flags.GetOr("context", "");
   *verbose = flags.Has("verbose");
   CL_ASSIGN_OR_RETURN(c.resource,
                       kube::LookupResource(flags.GetOr("resource", "cronjobs.v1.cronledger.io")));
@@ -67,28 +71,30 @@ Result<RelayConfig> ParseOptions(const std::vector<std::string>& args, std::stri
 
 int Run(const std::vector<std::string>& args, const CommandIo& io) {
   std::string kubeconfig;
+  std::string context;
   bool verbose = false;
-  auto parsed = ParseOptions(args, &kubeconfig, &verbose);
+  auto parsed = ParseOptions(args, &kubeconfig, &context, &verbose);
   if (!parsed.ok()) {
     std::fprintf(io.err, "cronledger relay: %s\n%s", parsed.status().message().c_str(), kUsage);
     return kExitUsage;
   }
-  if (verbose) {
+  // --verbose is -v 1 for this command.
+  if (verbose || ProcessLog().VEnabled(1)) {
     for (const auto& [key, value] : emit::RedactedProperties(parsed->producer.properties)) {
-      std::fprintf(io.err, "kafka property %s=%s\n", key.c_str(), value.c_str());
+      ProcessLog().Info("relay", "kafka property " + key + "=" + value);
     }
   }
   std::signal(SIGPIPE, SIG_IGN);  // Poco writes with send(2) (docs/kube.md)
-  auto config = kube::LoadDefaultConfig(kubeconfig);
+  auto config = kube::LoadDefaultConfig(kubeconfig, {}, context);
   if (!config.ok()) {
-    std::fprintf(io.err, "cronledger relay: kubeconfig: %s\n", config.status().ToString().c_str());
+    ProcessLog().Error("relay", "kubeconfig: " + config.status().ToString());
     return kExitUsage;
   }
   const SystemClock& clocks = RealClock();
   kube::RealSleeper sleeper;
   auto client = OpenKubeClient(*config, sleeper, "cronledger/0.1.0 (watch-relay)");
   if (!client.ok()) {
-    std::fprintf(io.err, "cronledger relay: %s\n", client.status().ToString().c_str());
+    ProcessLog().Error("relay", client.status().ToString());
     return kExitFailure;
   }
   WatchRelay relay(*parsed, **client, sleeper, clocks, LogLine);
@@ -114,7 +120,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
           std::to_string(stats.publisher.events) + " events, " +
           std::to_string(stats.publisher.acknowledged) + " acknowledged");
   if (!s.ok()) {
-    std::fprintf(io.err, "cronledger relay: %s\n", s.ToString().c_str());
+    ProcessLog().Error("relay", s.ToString());
     return s.IsInvalidArgument() ? kExitUsage : kExitFailure;
   }
   return kExitOk;
@@ -122,6 +128,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
 
 }  // namespace
 
-CL_REGISTER_COMMAND("relay", "publish the Kubernetes watch stream to the Kafka watch topic", Run);
+CL_REGISTER_COMMAND("relay", "publish the Kubernetes watch stream to the Kafka watch topic", Run,
+                    kUsage);
 
 }  // namespace cronledger::app

@@ -30,7 +30,8 @@ constexpr const char* kUsage =
     "        spec.concurrencyPolicy=Allow|Forbid|Replace | spec.suspend=true|false |\n"
     "        controller.noDowntime=true\n"
     "  --kafka-brokers: read the inputs from P.ledger and the decisions from P.decisions\n"
-    "        (default P: cronledger) instead of the store\n";
+    "        (default P: cronledger) instead of the store\n"
+    "  T: an RFC 3339 time, or a duration before now like kubectl's (--since 1h)\n";
 
 model::Json PassJson(const replay::PassSummary& p) {
   return {{"tickSeq", p.tick_seq},
@@ -252,6 +253,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
 
 }  // namespace
 
-CL_REGISTER_COMMAND("replay", "replay the ledger through the reconciler (verify, what-if)", Run);
+CL_REGISTER_COMMAND("replay", "replay the ledger through the reconciler (verify, what-if)", Run,
+                    kUsage);
 
 }  // namespace cronledger::app

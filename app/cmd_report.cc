@@ -6,6 +6,7 @@
 #include "app/flags.h"
 #include "app/output.h"
 #include "app/support_audit.h"
+#include "app/system_clock.h"
 #include "audit/adherence.h"
 #include "audit/encode.h"
 #include "audit/query.h"
@@ -19,7 +20,8 @@ constexpr const char* kUsage =
     "                                   [-o table|json|yaml|csv]\n"
     "Per CronJob: expected fire times, created (with skew), skipped by reason, unaccounted,\n"
     "pending, Job outcomes and the adherence percentage. The window defaults to the 24 hours\n"
-    "before the ledger's last decision. --slots adds every fire time (json/yaml).\n";
+    "before the ledger's last decision. --slots adds every fire time (json/yaml).\n"
+    "T: an RFC 3339 time, or a duration before now like kubectl's (--since 1h).\n";
 
 int Usage(const CommandIo& io, const std::string& why) {
   std::fprintf(io.err, "cronledger report: %s\n%s", why.c_str(), kUsage);
@@ -46,8 +48,9 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     o.namespace_ = key->first;
     o.name = key->second;
   }
-  auto since = TimeFlag(flags, "since");
-  auto until = TimeFlag(flags, "until");
+  const Time now = RealClock().Now();
+  auto since = TimeFlag(flags, "since", now);
+  auto until = TimeFlag(flags, "until", now);
   if (!since.ok()) return Usage(io, since.status().message());
   if (!until.ok()) return Usage(io, until.status().message());
   auto tzdb = model::OpenSystemTimeZoneDb({flags.GetOr("zoneinfo", "/usr/share/zoneinfo"), "UTC"});
@@ -87,6 +90,6 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
 
 }  // namespace
 
-CL_REGISTER_COMMAND("report", "schedule adherence report per CronJob", Run);
+CL_REGISTER_COMMAND("report", "schedule adherence report per CronJob", Run, kUsage);
 
 }  // namespace cronledger::app

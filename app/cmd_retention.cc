@@ -81,6 +81,6 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
 }  // namespace
 
 CL_REGISTER_COMMAND("retention", "delete old raw bytes and log records (never what the view uses)",
-                    Run);
+                    Run, kUsage);
 
 }  // namespace cronledger::app

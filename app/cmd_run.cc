@@ -15,6 +15,7 @@
 
 #include "app/command.h"
 #include "app/flags.h"
+#include "app/log.h"
 #include "app/support_kafka_relay.h"
 #include "app/support_kube.h"
 #include "app/support_ledger.h"
@@ -30,8 +31,8 @@ namespace cronledger::app {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: cronledger run [--kubeconfig F] [--resource "
-    "cronjobs.v1.cronledger.io|cronjobs.v1.batch]\n"
+    "usage: cronledger run [--kubeconfig F] [--context C]\n"
+    "         [--resource cronjobs.v1.cronledger.io|cronjobs.v1.batch]\n"
     "         [--shadow] [--shadow-grace DUR] [--data-dir DIR] [--workers N]\n"
     "         [--sync always|batch|none] [--ledger-write-buffer-mib N] [--ledger-block-cache-mib "
     "N]\n"
@@ -58,6 +59,7 @@ struct Options {
   RunConfig run;
   store::LedgerOptions ledger;
   std::string kubeconfig;
+  std::string context;  // --context: a kubeconfig context instead of current-context
   std::optional<emit::KafkaConfig> kafka;
   std::string kafka_source_id;  // --kafka-source-id: cronledger-source of the outbox records
   bool publish_watch = false;   // --publish-watch: the watch relay beside (docs/kafka.md)
@@ -103,7 +105,11 @@ Result<ingest::KafkaSourceOptions> KafkaWatchOptions(const Flags& flags,
 
 Result<Options> ParseOptions(const std::vector<std::string>& args) {
   Flags flags;
-  flags.Value("kubeconfig").Value("resource").Switch("shadow").Value("shadow-grace");
+  flags.Value("kubeconfig")
+      .Value("context")
+      .Value("resource")
+      .Switch("shadow")
+      .Value("shadow-grace");
   flags.Value("data-dir").Value("workers").Value("sync").Switch("leader-elect");
   flags.Value("leader-elect-id").Value("leader-elect-namespace");
   flags.Value("leader-elect-lease-duration").Value("leader-elect-renew-deadline");
@@ -118,6 +124,7 @@ Result<Options> ParseOptions(const std::vector<std::string>& args) {
   if (!flags.positionals().empty()) return Status::InvalidArgument("unexpected arguments");
   Options o;
   o.kubeconfig = flags.GetOr("kubeconfig", "");
+  o.context = flags.GetOr("context", "");
   CL_ASSIGN_OR_RETURN(o.run.resource,
                       kube::LookupResource(flags.GetOr("resource", "cronjobs.v1.cronledger.io")));
   o.run.shadow = flags.Has("shadow");
@@ -192,9 +199,7 @@ Result<Options> ParseOptions(const std::vector<std::string>& args) {
   return o;
 }
 
-void LogLine(const std::string& line) {
-  std::fprintf(stderr, "cronledger run: %s\n", line.c_str());
-}
+void LogLine(const std::string& line) { ProcessLog().Info("run", line); }
 
 // The decision outbox beside the controller (docs/kafka.md): a session per emitter, reopened
 // after a failure.
@@ -208,14 +213,14 @@ void EmitOnce(store::Ledger& ledger, const emit::KafkaConfig& kafka, const std::
     options.source_id = source_id;
     auto opened = emit::OutboxEmitter::Open(ledger, options);
     if (!opened.ok()) {
-      LogLine("kafka outbox: " + opened.status().ToString());
+      ProcessLog().Warning("run", "kafka outbox: " + opened.status().ToString());
       return;
     }
     *emitter = std::move(opened).value();
   }
   auto step = (*emitter)->Step(std::chrono::milliseconds(100));
   if (!step.ok()) {
-    LogLine("kafka outbox: " + step.status().ToString() + " (reopening)");
+    ProcessLog().Warning("run", "kafka outbox: " + step.status().ToString() + " (reopening)");
     emitter->reset();
   }
 }
@@ -236,9 +241,9 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   }
   Options& o = *parsed;
   std::signal(SIGPIPE, SIG_IGN);  // Poco writes with send(2) (docs/kube.md)
-  auto config = kube::LoadDefaultConfig(o.kubeconfig);
+  auto config = kube::LoadDefaultConfig(o.kubeconfig, {}, o.context);
   if (!config.ok()) {
-    std::fprintf(io.err, "cronledger run: kubeconfig: %s\n", config.status().ToString().c_str());
+    ProcessLog().Error("run", "kubeconfig: " + config.status().ToString());
     return kExitUsage;
   }
   if (o.run.leader_election && o.run.leader_election->namespace_.empty()) {
@@ -253,14 +258,14 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   auto tzdb = model::OpenSystemTimeZoneDb(tz);
   for (const Status& s : {client.status(), ledger.status(), tzdb.status()}) {
     if (!s.ok()) {
-      std::fprintf(io.err, "cronledger run: %s\n", s.ToString().c_str());
+      ProcessLog().Error("run", s.ToString());
       return kExitFailure;
     }
   }
   RunParts parts{ledger->get(), client->get(), &sleeper, &clocks, &clocks, tzdb->get(), LogLine};
   auto assembly = RunAssembly::Open(o.run, parts);
   if (!assembly.ok()) {
-    std::fprintf(io.err, "cronledger run: %s\n", assembly.status().ToString().c_str());
+    ProcessLog().Error("run", assembly.status().ToString());
     return kExitFailure;
   }
   LogLine(std::string(o.run.shadow ? "shadow mode" : "controller mode") + ", resource " +
@@ -271,7 +276,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   if (o.server) {
     auto started = audit::Server::Start(**ledger, **tzdb, *o.server);
     if (!started.ok()) {
-      std::fprintf(io.err, "cronledger run: --listen: %s\n", started.status().ToString().c_str());
+      ProcessLog().Error("run", "--listen: " + started.status().ToString());
       return kExitFailure;
     }
     server = std::move(started).value();
@@ -284,7 +289,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   int exit_code = kExitOk;
   std::vector<std::unique_ptr<kube::ManagerServer>> endpoints;
   if (Status s = a.StartIngest(); !s.ok()) {
-    LogLine("ingest: " + s.ToString());
+    ProcessLog().Error("run", "ingest: " + s.ToString());
     exit_code = kExitFailure;
   } else {
     // controller-runtime's manager servers (docs/run.md "Metrics and probes").
@@ -360,6 +365,6 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
 }  // namespace
 
 CL_REGISTER_COMMAND("run", "run the controller (or --shadow auditor) against a Kubernetes cluster",
-                    Run);
+                    Run, kUsage);
 
 }  // namespace cronledger::app

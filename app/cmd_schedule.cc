@@ -1,13 +1,16 @@
 // `cronledger schedule`: the next fire times of a schedule, with robfig/cron v3.0.1 semantics and
 // Kubernetes' spec.timeZone handling (docs/design.md §4, docs/semantics.md §6.5 and §9).
 //
-//   cronledger schedule --schedule SPEC [--time-zone ZONE] --from RFC3339 [-n N] [-o json|table]
-//   cronledger schedule --stdin      (JSON lines {"schedule","timeZone","from","n"} -> one line
-//   each)
+//   cronledger schedule --schedule SPEC [--time-zone ZONE] --from RFC3339 [--count N]
+//                       [-o json|table]
+//   cronledger schedule --stdin    (JSON lines {"schedule","timeZone","from","n"}, one answer each)
 //
-// An invalid schedule or zone exits 2 with {"error": ...} on stdout (json) or a message on stderr.
-// In --stdin mode every input line gets exactly one output line, in order, and the exit code is 0
-// unless the flags themselves are wrong.
+// `-n N` is the frozen spelling of --count (DESIGN.md §4); -n means a namespace in the commands
+// that have one, so here it is taken only with a number. A --time-zone that does not load is
+// refused like the controller refuses it (UnknownTimeZone), even when the schedule carries its own
+// TZ=. An invalid schedule or zone exits 2 with {"error": ...} on stdout (json) or a message on
+// stderr. In --stdin mode every input line gets exactly one output line, in order, and the exit
+// code is 0 unless the flags themselves are wrong.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -50,6 +53,7 @@ class Engine {
   // Kubernetes formatting (a schedule containing "TZ" ignores timeZone), then ParseStandard, then
   // chained Next until `count` results or robfig's five-year give-up.
   Result<Answer> Run(const Request& req) {
+    CL_RETURN_IF_ERROR(reconciler::CheckTimeZone(req.time_zone, db_));
     const reconciler::FormattedSchedule text =
         reconciler::FormatSchedule(req.schedule, req.time_zone);
     auto it = cache_.find(text.text);
@@ -170,20 +174,29 @@ void PrintTable(const Request& req, const Answer& a, std::FILE* out) {
   }
 }
 
-void PrintHelp(std::FILE* out) {
-  std::fprintf(out,
-               "usage: cronledger schedule --schedule SPEC [--time-zone ZONE] --from RFC3339 "
-               "[-n N] [-o json|table]\n"
-               "       cronledger schedule --stdin   (JSON lines {\"schedule\", \"timeZone\", "
-               "\"from\", \"n\"})\n"
-               "flags: --zoneinfo-dir DIR (default /usr/share/zoneinfo), --local-zone ZONE "
-               "(Go's Local, default UTC)\n");
+constexpr const char* kUsage =
+    "usage: cronledger schedule --schedule SPEC [--time-zone ZONE] --from RFC3339 [--count N]\n"
+    "                           [-o json|table]\n"
+    "       cronledger schedule --stdin   (JSON lines {\"schedule\", \"timeZone\", \"from\", "
+    "\"n\"})\n"
+    "  --count N             how many fire times (default 5); -n N is the same (kept for scripts)\n"
+    "  --zoneinfo-dir DIR    time zone database (default /usr/share/zoneinfo)\n"
+    "  --local-zone ZONE     Go's Local, for schedules without a zone (default UTC)\n";
+
+// --count N, or its older spelling -n N (a number only: -n names a namespace elsewhere).
+Result<std::optional<int64_t>> CountFlag(const Flags& flags) {
+  const std::optional<std::string> count = flags.Get("count");
+  const std::optional<std::string> n = flags.Get("n");
+  if (count && n) return Status::InvalidArgument("--count and -n are the same flag; give one");
+  if (!count && !n) return std::optional<int64_t>();
+  CL_ASSIGN_OR_RETURN(int64_t v, ParseCount(count ? *count : *n));
+  return std::optional<int64_t>(v);
 }
 
 int RunSchedule(const std::vector<std::string>& args, const CommandIo& io) {
   Flags flags;
-  flags.Value("schedule").Value("time-zone").Value("from").Value("n", "n").Value("output", "o");
-  flags.Value("zoneinfo-dir").Value("local-zone").Switch("stdin").Switch("help", "h");
+  flags.Value("schedule").Value("time-zone").Value("from").Value("count").Value("n", "n");
+  flags.Value("output", "o").Value("zoneinfo-dir").Value("local-zone").Switch("stdin");
   const bool json = [&] {
     for (size_t i = 0; i + 1 < args.size(); ++i) {
       if ((args[i] == "-o" || args[i] == "--output") && args[i + 1] == "json") return true;
@@ -202,10 +215,6 @@ int RunSchedule(const std::vector<std::string>& args, const CommandIo& io) {
     return kExitUsage;
   };
   if (Status s = flags.Parse(args); !s.ok()) return usage(s);
-  if (flags.Has("help")) {
-    PrintHelp(io.out);
-    return kExitOk;
-  }
   const std::string output = flags.GetOr("output", "table");
   if (output != "json" && output != "table") {
     return usage(Status::InvalidArgument("--output must be json or table, got " + output));
@@ -220,7 +229,8 @@ int RunSchedule(const std::vector<std::string>& args, const CommandIo& io) {
   if (!db.ok()) return usage(db.status());
   Engine engine(**db);
   if (flags.Has("stdin")) {
-    if (flags.Has("schedule") || flags.Has("from") || flags.Has("time-zone") || flags.Has("n")) {
+    if (flags.Has("schedule") || flags.Has("from") || flags.Has("time-zone") || flags.Has("n") ||
+        flags.Has("count")) {
       return usage(Status::InvalidArgument("--stdin takes its requests from standard input only"));
     }
     return RunStdin(&engine, io);
@@ -234,11 +244,9 @@ int RunSchedule(const std::vector<std::string>& args, const CommandIo& io) {
   auto from = ParseRfc3339(*flags.Get("from"));
   if (!from.ok()) return usage(from.status());
   req.from = *from;
-  if (auto n = flags.Get("n")) {
-    auto count = ParseCount(*n);
-    if (!count.ok()) return usage(count.status());
-    req.count = *count;
-  }
+  auto count = CountFlag(flags);
+  if (!count.ok()) return usage(count.status());
+  req.count = count->value_or(kDefaultCount);
   auto answer = engine.Run(req);
   if (!answer.ok()) return usage(answer.status());
   if (output == "json") {
@@ -252,6 +260,6 @@ int RunSchedule(const std::vector<std::string>& args, const CommandIo& io) {
 }  // namespace
 
 CL_REGISTER_COMMAND("schedule", "next fire times of a cron schedule (robfig/cron v3 semantics)",
-                    RunSchedule);
+                    RunSchedule, kUsage);
 
 }  // namespace cronledger::app

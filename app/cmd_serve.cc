@@ -94,6 +94,6 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
 
 }  // namespace
 
-CL_REGISTER_COMMAND("serve", "serve the read-only audit HTTP API and timeline page", Run);
+CL_REGISTER_COMMAND("serve", "serve the read-only audit HTTP API and timeline page", Run, kUsage);
 
 }  // namespace cronledger::app

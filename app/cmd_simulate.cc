@@ -16,6 +16,7 @@
 #include "app/manifests.h"
 #include "app/support_ledger.h"
 #include "app/support_simulate.h"
+#include "app/system_clock.h"
 
 namespace cronledger::app {
 namespace {
@@ -32,7 +33,8 @@ constexpr const char* kUsage =
     "required\n"
     "  --data-dir DIR        ledger directory (default ./data); must be empty or absent\n"
     "  --force               replace an existing ledger in --data-dir\n"
-    "  --start RFC3339       virtual start (default: the newest manifest creationTimestamp)\n"
+    "  --start RFC3339       virtual start (default: the newest manifest creationTimestamp, or\n"
+    "                        now when no manifest has one)\n"
     "  --realtime            run on the system clock instead of virtual time\n"
     "  --workers N           controller workers in --realtime mode (default 2)\n"
     "  --seed N              seeds Job uids and lifecycles (default 1)\n"
@@ -140,13 +142,9 @@ int RunSimulate(const std::vector<std::string>& args, const CommandIo& io) {
   flags.Value("duration").Value("data-dir").Switch("force").Value("start").Switch("realtime");
   flags.Value("workers").Value("seed").Value("failure-rate").Value("start-delay");
   flags.Value("run-median").Value("run-sigma").Value("run-max").Value("sync");
-  flags.Value("output", "o").Switch("help", "h");
+  flags.Value("output", "o");
   DeclareLedgerMemoryFlags(flags);
   if (Status st = flags.Parse(args); !st.ok()) return Usage(io, st.message());
-  if (flags.Has("help")) {
-    std::fprintf(io.out, "%s", kUsage);
-    return kExitOk;
-  }
   if (flags.positionals().empty()) return Usage(io, "no manifest PATH given");
   if (!flags.Get("duration")) return Usage(io, "--duration is required");
   SimulateConfig config;
@@ -168,7 +166,9 @@ int RunSimulate(const std::vector<std::string>& args, const CommandIo& io) {
     return Usage(io, st.message());
   }
   const std::string output = flags.GetOr("output", "table");
-  if (output != "table" && output != "json") return Usage(io, "-o must be table or json");
+  if (output != "table" && output != "json") {
+    return Usage(io, "-o must be table or json, not \"" + output + "\"");
+  }
 
   auto loaded = LoadManifests(flags.positionals());
   if (!loaded.ok()) return Usage(io, loaded.status().message());
@@ -180,11 +180,7 @@ int RunSimulate(const std::vector<std::string>& args, const CommandIo& io) {
     if (!t.ok()) return Usage(io, "--start: " + t.status().message());
     config.start = *t;
   } else {
-    // Default: the newest creationTimestamp among the manifests, so the run is reproducible.
-    config.start = Time::FromUnix(0);
-    for (const auto& cj : config.cron_jobs) {
-      config.start = std::max(config.start, cj.metadata.creation_timestamp.value_or(config.start));
-    }
+    config.start = DefaultStart(*loaded, RealClock().Now());
   }
 
   const std::string data_dir = flags.GetOr("data-dir", "./data");
@@ -227,6 +223,7 @@ int RunSimulate(const std::vector<std::string>& args, const CommandIo& io) {
 
 }  // namespace
 
-CL_REGISTER_COMMAND("simulate", "run the controller against a simulated cluster", RunSimulate);
+CL_REGISTER_COMMAND("simulate", "run the controller against a simulated cluster", RunSimulate,
+                    kUsage);
 
 }  // namespace cronledger::app

@@ -20,7 +20,7 @@ Result<replay::StateQuery> Query(const Flags& flags) {
   replay::StateQuery q;
   q.cron_job = flags.positionals()[0];
   CL_RETURN_IF_ERROR(CheckCronJobRef(q.cron_job));
-  CL_ASSIGN_OR_RETURN(q.at, TimeFlag(flags, "at"));
+  CL_ASSIGN_OR_RETURN(q.at, RequiredTimeFlag(flags, "at"));
   q.zoneinfo_dir = ZoneinfoDir(flags);
   return q;
 }
@@ -56,6 +56,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
 
 }  // namespace
 
-CL_REGISTER_COMMAND("state", "the view of a CronJob as the controller held it at a time", Run);
+CL_REGISTER_COMMAND("state", "the view of a CronJob as the controller held it at a time", Run,
+                    kUsage);
 
 }  // namespace cronledger::app

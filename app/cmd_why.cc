@@ -24,10 +24,10 @@ Result<replay::WhyQuery> Query(const Flags& flags) {
     return Status::InvalidArgument("want exactly one of --scheduled and --at");
   }
   if (flags.Has("scheduled")) {
-    CL_ASSIGN_OR_RETURN(q.scheduled, TimeFlag(flags, "scheduled"));
+    CL_ASSIGN_OR_RETURN(q.scheduled, RequiredTimeFlag(flags, "scheduled"));
   }
   if (flags.Has("at")) {
-    CL_ASSIGN_OR_RETURN(q.at, TimeFlag(flags, "at"));
+    CL_ASSIGN_OR_RETURN(q.at, RequiredTimeFlag(flags, "at"));
   }
   q.zoneinfo_dir = ZoneinfoDir(flags);
   return q;
@@ -66,6 +66,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
 
 }  // namespace
 
-CL_REGISTER_COMMAND("why", "explain what happened to a fire time of a CronJob, and why", Run);
+CL_REGISTER_COMMAND("why", "explain what happened to a fire time of a CronJob, and why", Run,
+                    kUsage);
 
 }  // namespace cronledger::app

@@ -109,4 +109,29 @@ Result<uint64_t> Flags::Uint(std::string_view name, uint64_t min, uint64_t max, 
   return v;
 }
 
+Result<Time> ParseTimeArg(std::string_view text, Time now) {
+  if (Result<Time> t = ParseRfc3339(text); t.ok()) return *t;
+  Result<Duration> ago = ParseGoDuration(text);
+  if (!ago.ok()) {
+    return Status::InvalidArgument(
+        "expected an RFC 3339 time or a duration before now (1h, 90m), "
+        "got \"" +
+        std::string(text) + "\"");
+  }
+  if (*ago < Duration::zero()) {
+    return Status::InvalidArgument("a duration before now must not be negative, got \"" +
+                                   std::string(text) + "\"");
+  }
+  return now.Add(-*ago);
+}
+
+Result<std::optional<Time>> TimeFlag(const Flags& flags, std::string_view name, Time now) {
+  const std::optional<std::string> text = flags.Get(name);
+  if (!text) return std::optional<Time>();
+  Result<Time> t = ParseTimeArg(*text, now);
+  if (!t.ok())
+    return Status::InvalidArgument("--" + std::string(name) + ": " + t.status().message());
+  return std::optional<Time>(*t);
+}
+
 }  // namespace cronledger::app

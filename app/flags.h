@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/result.h"
+#include "model/time.h"
 
 namespace cronledger::app {
 
@@ -48,5 +49,12 @@ class Flags {
   std::map<std::string, std::vector<std::string>, std::less<>> values_;
   std::vector<std::string> positionals_;
 };
+
+// A time given on the command line: RFC 3339, or a Go duration counted back from `now` like
+// kubectl's --since (`1h` is an hour before now, `90m`, `2h30m`). A negative duration is refused.
+Result<Time> ParseTimeArg(std::string_view text, Time now);
+
+// The flag `name` through ParseTimeArg; nullopt when absent. The error names the flag.
+Result<std::optional<Time>> TimeFlag(const Flags& flags, std::string_view name, Time now);
 
 }  // namespace cronledger::app

@@ -126,5 +126,52 @@ TEST(LedgerMemoryFlags, RejectWhatIsNotAWholeNumberOfMebibytesInRange) {
   }
 }
 
+TEST(TimeArg, Rfc3339OrADurationBeforeNow) {
+  const Time now = Time::FromUnix(1'700'000'000);
+  struct Case {
+    const char* text;
+    int64_t want_unix;
+  };
+  const Case ok[] = {
+      {"2023-11-14T22:13:20Z", 1'700'000'000},
+      {"2023-11-14T23:13:20+01:00", 1'700'000'000},
+      {"1h", 1'700'000'000 - 3600},
+      {"90m", 1'700'000'000 - 5400},
+      {"1h30m", 1'700'000'000 - 5400},
+      {"0s", 1'700'000'000},
+  };
+  for (const auto& c : ok) {
+    Result<Time> t = ParseTimeArg(c.text, now);
+    ASSERT_TRUE(t.ok()) << c.text << ": " << t.status().message();
+    EXPECT_EQ(*t, Time::FromUnix(c.want_unix)) << c.text;
+  }
+  for (const char* bad : {"", "yesterday", "1d", "-1h", "2023-11-14", "1h ago"}) {
+    Result<Time> t = ParseTimeArg(bad, now);
+    EXPECT_FALSE(t.ok()) << bad;
+    if (!t.ok()) {
+      EXPECT_NE(t.status().message().find(bad), std::string::npos) << bad;
+    }
+  }
+}
+
+TEST(TimeArg, TimeFlagNamesTheFlagAndIsAbsentWhenNotGiven) {
+  Flags f;
+  f.Value("since").Value("until");
+  ASSERT_TRUE(f.Parse({"--since", "2h"}).ok());
+  const Time now = Time::FromUnix(1'000'000);
+  auto since = TimeFlag(f, "since", now);
+  ASSERT_TRUE(since.ok());
+  EXPECT_EQ(*since, std::optional<Time>(Time::FromUnix(1'000'000 - 7200)));
+  auto until = TimeFlag(f, "until", now);
+  ASSERT_TRUE(until.ok());
+  EXPECT_FALSE(until->has_value());
+  Flags g;
+  g.Value("since");
+  ASSERT_TRUE(g.Parse({"--since=soon"}).ok());
+  auto bad = TimeFlag(g, "since", now);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message().rfind("--since: ", 0), 0u) << bad.status().message();
+}
+
 }  // namespace
 }  // namespace cronledger::app

@@ -13,7 +13,9 @@ void PrintUsage(std::FILE* out) {
   for (const auto& c : cronledger::app::Commands()) {
     std::fprintf(out, "  %-10s %s\n", c.name.c_str(), c.summary.c_str());
   }
-  std::fprintf(out, "\nRun `cronledger <command> --help` for a command's flags.\n");
+  std::fprintf(out,
+               "\nRun `cronledger <command> --help` for a command's flags.\n"
+               "Every command also takes --log-format text|json and -v N (log verbosity).\n");
 }
 
 }  // namespace
@@ -29,14 +31,22 @@ int main(int argc, char** argv) {
   }
   const std::string name = std::string(argv[1]) == "--version" ? "version" : argv[1];
   if (name == "help" || name == "--help" || name == "-h") {
+    // `cronledger help COMMAND` is `cronledger COMMAND --help`.
+    if (argc > 2) {
+      if (const auto* c = cronledger::app::FindCommand(argv[2])) {
+        cronledger::app::PrintCommandUsage(*c, stdout);
+        return 0;
+      }
+      std::fprintf(stderr, "cronledger: unknown command \"%s\"\n\n", argv[2]);
+      PrintUsage(stderr);
+      return kExitUsage;
+    }
     PrintUsage(stdout);
     return 0;
   }
-  for (const auto& c : cronledger::app::Commands()) {
-    if (c.name == name) {
-      std::vector<std::string> args(argv + 2, argv + argc);
-      return c.run(args, {stdin, stdout, stderr});
-    }
+  if (const auto* c = cronledger::app::FindCommand(name)) {
+    std::vector<std::string> args(argv + 2, argv + argc);
+    return cronledger::app::RunCommand(*c, args, {stdin, stdout, stderr});
   }
   std::fprintf(stderr, "cronledger: unknown command \"%s\"\n\n", name.c_str());
   PrintUsage(stderr);

@@ -26,6 +26,11 @@ struct ManifestLoadResult {
 // names the file and document). Non-CronJob documents go to `skipped`.
 Result<ManifestLoadResult> LoadManifests(const std::vector<std::string>& paths);
 
+// Where `plan` and `simulate` start by default: the newest creationTimestamp among the CronJobs,
+// so manifests exported from a cluster give the same answer on every run; `now` when none has
+// one (hand-written manifests), never the Unix epoch.
+Time DefaultStart(const ManifestLoadResult& manifests, Time now);
+
 // Converts one YAML document's text to JSON with Kubernetes' scalar typing (plain true/false are
 // booleans, plain integers are numbers, quoted scalars stay strings). Exposed for tests.
 Result<std::vector<model::Json>> YamlDocumentsToJson(const std::string& text);

@@ -18,14 +18,4 @@ Result<std::unique_ptr<store::Ledger>> OpenLedgerForAudit(const std::string& dat
   return store::Ledger::Open(o);
 }
 
-Result<std::optional<Time>> TimeFlag(const Flags& flags, const std::string& name) {
-  std::optional<std::string> v = flags.Get(name);
-  if (!v) return std::optional<Time>();
-  Result<Time> t = ParseRfc3339(*v);
-  if (!t.ok()) {
-    return Status::InvalidArgument("--" + name + ": expected an RFC 3339 time, got \"" + *v + "\"");
-  }
-  return std::optional<Time>(*t);
-}
-
 }  // namespace cronledger::app

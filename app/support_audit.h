@@ -24,7 +24,4 @@ Result<std::unique_ptr<store::Ledger>> OpenLedgerForAudit(const std::string& dat
 // One-shot commands (audit, report) answer from the state at open: no catch-up afterwards.
 inline constexpr Duration kOneShotRefresh = std::chrono::hours(24);
 
-// An optional RFC 3339 flag; InvalidArgument names the flag.
-Result<std::optional<Time>> TimeFlag(const Flags& flags, const std::string& name);
-
 }  // namespace cronledger::app

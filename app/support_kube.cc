@@ -11,6 +11,7 @@ Result<std::unique_ptr<kube::PocoKubeClient>> OpenKubeClient(const kube::KubeCon
   kube::PocoKubeClientOptions options;
   options.config = config;
   options.clock = &RealClock();
+  options.wall_clock = &RealClock();
   options.sleeper = &sleeper;
   options.user_agent = user_agent;
   return kube::PocoKubeClient::Open(options);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "app/manifests.h"
@@ -151,6 +152,16 @@ Result<ManifestLoadResult> LoadManifests(const std::vector<std::string>& paths) 
     }
   }
   return out;
+}
+
+Time DefaultStart(const ManifestLoadResult& manifests, Time now) {
+  std::optional<Time> newest;
+  for (const auto& m : manifests.cron_jobs) {
+    if (const auto& created = m.cron_job.metadata.creation_timestamp) {
+      newest = newest ? std::max(*newest, *created) : *created;
+    }
+  }
+  return newest.value_or(now);
 }
 
 }  // namespace cronledger::app

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "app/system_clock.h"
 #include "replay/bundle.h"
 
 namespace cronledger::app::replay_cli {
@@ -43,22 +44,19 @@ Status CheckCronJobRef(const std::string& ref) {
   return Status::Ok();
 }
 
-Result<Time> TimeFlag(const Flags& flags, const std::string& name) {
-  auto v = flags.Get(name);
-  if (!v) return Status::InvalidArgument("--" + name + " is required");
-  auto t = ParseRfc3339(*v);
-  if (!t.ok()) return Status::InvalidArgument("--" + name + ": " + t.status().message());
+Result<Time> RequiredTimeFlag(const Flags& flags, const std::string& name) {
+  CL_ASSIGN_OR_RETURN(std::optional<Time> t, TimeFlag(flags, name, RealClock().Now()));
+  if (!t) return Status::InvalidArgument("--" + name + " is required");
   return *t;
 }
 
 Result<replay::ReplayScope> ScopeFromFlags(const Flags& flags) {
   replay::ReplayScope scope;
-  if (flags.Has("since")) {
-    CL_ASSIGN_OR_RETURN(scope.since, TimeFlag(flags, "since"));
-  }
-  if (flags.Has("until")) {
-    CL_ASSIGN_OR_RETURN(scope.until, TimeFlag(flags, "until"));
-  }
+  const Time now = RealClock().Now();
+  CL_ASSIGN_OR_RETURN(std::optional<Time> since, TimeFlag(flags, "since", now));
+  CL_ASSIGN_OR_RETURN(std::optional<Time> until, TimeFlag(flags, "until", now));
+  scope.since = since;
+  scope.until = until;
   if (auto cj = flags.Get("cronjob")) {
     CL_RETURN_IF_ERROR(CheckCronJobRef(*cj));
     scope.cron_job = *cj;

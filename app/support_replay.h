@@ -29,12 +29,13 @@ struct History {
 // created or written, and usable while a writer (`cronledger run`, `ingest`) holds it.
 Result<History> OpenHistory(const Flags& flags);
 
-// --since/--until (RFC 3339) and --cronjob NS/NAME into a scope. InvalidArgument naming the flag.
+// --since/--until (app/flags.h TimeFlag: RFC 3339 or a duration before now) and --cronjob
+// NS/NAME into a scope. InvalidArgument naming the flag.
 Result<replay::ReplayScope> ScopeFromFlags(const Flags& flags);
 // "NS/NAME" with both parts non-empty.
 Status CheckCronJobRef(const std::string& ref);
-// An RFC 3339 flag value.
-Result<Time> TimeFlag(const Flags& flags, const std::string& name);
+// A time flag that must be given (app/flags.h TimeFlag).
+Result<Time> RequiredTimeFlag(const Flags& flags, const std::string& name);
 
 // Progress on `err`: a bar when it is a terminal, JSON lines ({"progress": {...}}) otherwise.
 std::function<void(const replay::ReplayProgress&)> ProgressPrinter(std::FILE* err,

@@ -65,7 +65,10 @@ void RunAssembly::StopKafkaIngest() {
 void RunAssembly::OnPartitionsCaughtUp(const std::vector<int32_t>& partitions) {
   const std::set<int32_t> caught_up(partitions.begin(), partitions.end());
   std::string list;
-  for (int32_t p : partitions) list += (list.empty() ? "" : ",") + std::to_string(p);
+  for (int32_t p : partitions) {
+    if (!list.empty()) list += ',';
+    list += std::to_string(p);
+  }
   Log("watch topic partitions caught up: " + list + "; enqueueing their CronJobs");
   // The new owner looks at each CronJob of these partitions once (timers of the previous owner
   // are not known here), as a new leader does with EnqueueAll.

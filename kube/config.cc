@@ -93,11 +93,57 @@ std::string ResolvePath(const std::string& file, const fs::path& base_dir) {
   return p.is_relative() ? (base_dir / p).string() : file;
 }
 
-Status FillUser(const YAML::Node& user, const fs::path& base, KubeConfig* cfg) {
-  if (user["exec"] || user["auth-provider"]) {
+constexpr std::string_view kExecV1 = "client.authentication.k8s.io/v1";
+constexpr std::string_view kExecV1beta1 = "client.authentication.k8s.io/v1beta1";
+
+// users[].user.exec, checked as client-go's clientcmd validation does.
+Result<ExecPlugin> ParseExec(const YAML::Node& exec, const fs::path& base) {
+  if (!exec.IsMap()) return Status::InvalidArgument("user.exec must be a mapping");
+  ExecPlugin plugin;
+  plugin.api_version = Str(exec, "apiVersion");
+  if (plugin.api_version != kExecV1 && plugin.api_version != kExecV1beta1) {
+    return Status::InvalidArgument("user.exec.apiVersion must be " + std::string(kExecV1) + " or " +
+                                   std::string(kExecV1beta1) + ", not \"" + plugin.api_version +
+                                   "\"");
+  }
+  plugin.command = Str(exec, "command");
+  if (plugin.command.empty()) return Status::InvalidArgument("user.exec.command is required");
+  if (plugin.command.find('/') != std::string::npos) {
+    plugin.command = ResolvePath(plugin.command, base);
+  }
+  if (const YAML::Node args = exec["args"]) {
+    if (!args.IsSequence()) return Status::InvalidArgument("user.exec.args must be a list");
+    for (const YAML::Node& a : args) {
+      if (!a.IsScalar()) return Status::InvalidArgument("user.exec.args must be strings");
+      plugin.args.push_back(a.Scalar());
+    }
+  }
+  if (const YAML::Node env = exec["env"]) {
+    if (!env.IsSequence()) return Status::InvalidArgument("user.exec.env must be a list");
+    for (const YAML::Node& e : env) {
+      if (!e.IsMap() || Str(e, "name").empty()) {
+        return Status::InvalidArgument("user.exec.env entries need a name and a value");
+      }
+      plugin.env.emplace_back(Str(e, "name"), Str(e, "value"));
+    }
+  }
+  plugin.install_hint = Str(exec, "installHint");
+  // cronledger runs without a terminal: a plugin that must ask the user cannot work.
+  if (Str(exec, "interactiveMode") == "Always") {
     return Status::InvalidArgument(
-        "kubeconfig user uses an exec or auth-provider credential plugin, which cronledger does "
-        "not run; use a token, tokenFile or client certificate");
+        "user.exec.interactiveMode is Always, but cronledger runs without a terminal");
+  }
+  return plugin;
+}
+
+Status FillUser(const YAML::Node& user, const fs::path& base, KubeConfig* cfg) {
+  if (user["auth-provider"]) {
+    return Status::InvalidArgument(
+        "kubeconfig user uses an auth-provider plugin, which cronledger does not run; use an exec "
+        "plugin, a token, tokenFile or a client certificate");
+  }
+  if (const YAML::Node exec = user["exec"]) {
+    CL_ASSIGN_OR_RETURN(cfg->exec, ParseExec(exec, base));
   }
   CL_ASSIGN_OR_RETURN(cfg->client_cert_pem,
                       DataOrFile(user, "client-certificate-data", "client-certificate", base));
@@ -187,8 +233,8 @@ Result<KubeConfig> LoadKubeconfigFile(const std::string& path, std::string_view 
 }
 
 Result<KubeConfig> LoadDefaultConfig(const std::string& kubeconfig_flag,
-                                     const InClusterOptions& in_cluster) {
-  if (!kubeconfig_flag.empty()) return LoadKubeconfigFile(kubeconfig_flag);
+                                     const InClusterOptions& in_cluster, std::string_view context) {
+  if (!kubeconfig_flag.empty()) return LoadKubeconfigFile(kubeconfig_flag, context);
   auto getenv = in_cluster.getenv;
   if (!getenv) {
     getenv = [](const std::string& name) -> std::optional<std::string> {
@@ -197,13 +243,18 @@ Result<KubeConfig> LoadDefaultConfig(const std::string& kubeconfig_flag,
     };
   }
   if (auto env = getenv("KUBECONFIG"); env && !env->empty()) {
-    return LoadKubeconfigFile(env->substr(0, env->find(':')));
+    return LoadKubeconfigFile(env->substr(0, env->find(':')), context);
   }
   auto cluster = LoadInClusterConfig(in_cluster);
+  if (cluster.ok() && !context.empty()) {
+    return Status::InvalidArgument("--context " + std::string(context) +
+                                   ": the in-cluster configuration has no contexts; pass "
+                                   "--kubeconfig");
+  }
   if (cluster.ok() || cluster.status().code() != Status::Code::kFailedPrecondition) return cluster;
   if (auto home = getenv("HOME"); home && !home->empty()) {
     const std::string path = *home + "/.kube/config";
-    if (fs::exists(path)) return LoadKubeconfigFile(path);
+    if (fs::exists(path)) return LoadKubeconfigFile(path, context);
   }
   return Status::NotFound(
       "no Kubernetes configuration: pass --kubeconfig, set KUBECONFIG, or run in a cluster");

@@ -10,10 +10,29 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "model/result.h"
 
 namespace cronledger::kube {
+
+// A kubeconfig `users[].user.exec` credential plugin (client-go's ExecConfig): a command that
+// prints an ExecCredential with a bearer token and/or a client certificate (kube/token_source.h
+// runs it).
+struct ExecPlugin {
+  // client.authentication.k8s.io/v1 or client.authentication.k8s.io/v1beta1: the ExecCredential
+  // version the plugin is given (KUBERNETES_EXEC_INFO) and must answer in.
+  std::string api_version;
+  // The program: a bare name is looked up in PATH; a relative path with a '/' is relative to the
+  // kubeconfig's directory, as clientcmd resolves it.
+  std::string command;
+  std::vector<std::string> args;
+  // Added to cronledger's own environment for the plugin.
+  std::vector<std::pair<std::string, std::string>> env;
+  // Shown when the command cannot be started (e.g. "install gke-gcloud-auth-plugin").
+  std::string install_hint;
+};
 
 struct KubeConfig {
   // Base URL: "https://10.96.0.1:443". "http://" is accepted for tests and local proxies.
@@ -28,6 +47,8 @@ struct KubeConfig {
   // A file holding the bearer token, re-read when it changes (projected service-account tokens
   // rotate). When set it wins over `token`, as in client-go's BearerTokenFile.
   std::string token_file;
+  // A credential plugin; when set its token and client certificate win over the fields above.
+  std::optional<ExecPlugin> exec;
   bool insecure_skip_tls_verify = false;
   // The namespace of the context, or of the service account in-cluster. Default: "default".
   std::string namespace_ = "default";
@@ -49,14 +70,18 @@ Result<KubeConfig> LoadInClusterConfig(const InClusterOptions& options = {});
 
 // Parses kubeconfig YAML. `base_dir` resolves relative paths; `context` overrides
 // current-context. InvalidArgument for malformed YAML, a missing context/cluster/user, bad base64,
-// or credentials cronledger cannot use (exec and auth-provider plugins).
+// a malformed exec plugin, or credentials cronledger cannot use (auth-provider plugins, exec
+// plugins that need a terminal).
 Result<KubeConfig> ParseKubeconfig(std::string_view yaml, std::string_view base_dir,
                                    std::string_view context = "");
 Result<KubeConfig> LoadKubeconfigFile(const std::string& path, std::string_view context = "");
 
 // controller-runtime's order: an explicit --kubeconfig path, else $KUBECONFIG (first entry), else
 // in-cluster, else $HOME/.kube/config.
+// `context` (--context) picks a kubeconfig context instead of current-context; it is an error
+// with the in-cluster configuration, which has no contexts.
 Result<KubeConfig> LoadDefaultConfig(const std::string& kubeconfig_flag,
-                                     const InClusterOptions& in_cluster = {});
+                                     const InClusterOptions& in_cluster = {},
+                                     std::string_view context = "");
 
 }  // namespace cronledger::kube

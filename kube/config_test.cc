@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 
+#include "kube/testing/client_fixture.h"
 #include "kube/token_source.h"
 
 namespace cronledger::kube {
@@ -205,6 +207,253 @@ TEST(TokenSourceTest, StaticAndMissing) {
   EXPECT_EQ(fixed.Token().value(), "abc");
   BearerTokenSource missing("", "/nonexistent/token");
   EXPECT_FALSE(missing.Token().ok());
+}
+
+// A credential plugin written by the test: each run appends a line to `runs`, then prints the
+// ExecCredential in the file named by $CRED_FILE (the test rewrites it between runs), and echoes
+// the arguments and KUBERNETES_EXEC_INFO into `seen`.
+std::string WritePlugin(const TempDir& dir) {
+  const std::string path = dir.Write("plugin.sh",
+                                     "#!/bin/sh\n"
+                                     "echo run >> \"$(dirname \"$0\")/runs\"\n"
+                                     "printf '%s|%s|%s\\n' \"$*\" \"$GREETING\" "
+                                     "\"$KUBERNETES_EXEC_INFO\" > \"$(dirname \"$0\")/seen\"\n"
+                                     "cat \"$CRED_FILE\"\n");
+  fs::permissions(path, fs::perms::owner_all);
+  return path;
+}
+
+int Runs(const TempDir& dir) {
+  std::ifstream in(dir.path() / "runs");
+  int n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+std::string Credential(const std::string& version, const std::string& token,
+                       const std::string& expiration = "") {
+  std::string status = "\"token\":\"" + token + "\"";
+  if (!expiration.empty()) status += ",\"expirationTimestamp\":\"" + expiration + "\"";
+  return "{\"apiVersion\":\"" + version + "\",\"kind\":\"ExecCredential\",\"status\":{" + status +
+         "}}";
+}
+
+std::string ExecKubeconfig(const std::string& version, const std::string& cred_file,
+                           const std::string& server = "https://x") {
+  return "current-context: c\n"
+         "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+         "clusters: [{name: k, cluster: {server: \"" +
+         server +
+         "\"}}]\n"
+         "users:\n"
+         "- name: u\n"
+         "  user:\n"
+         "    exec:\n"
+         "      apiVersion: " +
+         version +
+         "\n"
+         "      command: ./plugin.sh\n"
+         "      args: [get-token, --cluster, k]\n"
+         "      env: [{name: GREETING, value: hello}, {name: CRED_FILE, value: \"" +
+         cred_file + "\"}]\n";
+}
+
+TEST(ExecPluginTest, KubeconfigExecIsParsedAndChecked) {
+  TempDir dir;
+  auto cfg =
+      ParseKubeconfig(ExecKubeconfig("client.authentication.k8s.io/v1", "/c"), dir.path().string());
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  ASSERT_TRUE(cfg->exec.has_value());
+  EXPECT_EQ(cfg->exec->api_version, "client.authentication.k8s.io/v1");
+  EXPECT_EQ(cfg->exec->command, (dir.path() / "plugin.sh").string());  // relative to the file
+  EXPECT_EQ(cfg->exec->args, (std::vector<std::string>{"get-token", "--cluster", "k"}));
+  ASSERT_EQ(cfg->exec->env.size(), 2u);
+  EXPECT_EQ(cfg->exec->env[0], (std::pair<std::string, std::string>{"GREETING", "hello"}));
+
+  const std::string head = R"(current-context: c
+contexts: [{name: c, context: {cluster: k, user: u}}]
+clusters: [{name: k, cluster: {server: "https://x"}}]
+)";
+  const std::string bad[] = {
+      "users: [{name: u, user: {exec: {command: aws}}}]",
+      "users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1alpha1, "
+      "command: aws}}}]",
+      "users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1}}}]",
+      "users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: aws, "
+      "interactiveMode: Always}}}]",
+      "users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: aws, "
+      "env: [{value: x}]}}}]",
+      "users: [{name: u, user: {auth-provider: {name: gcp}}}]",
+  };
+  for (const std::string& users : bad) {
+    auto r = ParseKubeconfig(head + users + "\n", ".");
+    EXPECT_TRUE(r.status().IsInvalidArgument()) << users;
+  }
+  // A bare command name stays a name (looked up in PATH when run).
+  auto bare = ParseKubeconfig(head +
+                                  "users: [{name: u, user: {exec: {apiVersion: "
+                                  "client.authentication.k8s.io/v1beta1, command: aws}}}]\n",
+                              "/somewhere");
+  ASSERT_TRUE(bare.ok()) << bare.status().ToString();
+  EXPECT_EQ(bare->exec->command, "aws");
+}
+
+TEST(ExecPluginTest, ParseExecCredential) {
+  const std::string v1 = "client.authentication.k8s.io/v1";
+  auto ok = ParseExecCredential(Credential(v1, "t", "2030-01-01T00:00:00Z"), v1);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->token, "t");
+  EXPECT_EQ(ok->expiration, ParseRfc3339("2030-01-01T00:00:00Z").value());
+  auto cert = ParseExecCredential(
+      R"({"apiVersion":")" + v1 +
+          R"(","kind":"ExecCredential","status":{"clientCertificateData":"CERT","clientKeyData":"KEY"}})",
+      v1);
+  ASSERT_TRUE(cert.ok()) << cert.status().ToString();
+  EXPECT_EQ(cert->client_cert_pem, "CERT");
+  EXPECT_FALSE(cert->expiration.has_value());
+  const std::string bad[] = {
+      "not json",
+      Credential("client.authentication.k8s.io/v1beta1", "t"),  // another version than asked
+      R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"Other","status":{"token":"t"}})",
+      R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{}})",
+      R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",)"
+      R"("status":{"clientCertificateData":"CERT"}})",
+      Credential(v1, "t", "tomorrow"),
+  };
+  for (const std::string& text : bad) {
+    EXPECT_TRUE(ParseExecCredential(text, v1).status().IsInvalidArgument()) << text;
+  }
+}
+
+TEST(ExecPluginTest, RunsThePluginCachesUntilExpiryAndAgainAfter401) {
+  for (const std::string version :
+       {"client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1"}) {
+    TempDir dir;
+    WritePlugin(dir);
+    const std::string cred =
+        dir.Write("cred.json", Credential(version, "first", "2023-11-14T23:00:00Z"));
+    auto cfg = ParseKubeconfig(ExecKubeconfig(version, cred), dir.path().string());
+    ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+    ManualClock clock(ParseRfc3339("2023-11-14T22:00:00Z").value());
+    BearerTokenSource source(*cfg, &clock);
+    EXPECT_EQ(Runs(dir), 0);  // nothing runs before a token is needed
+    EXPECT_EQ(source.Token().value(), "first");
+    EXPECT_EQ(source.Token().value(), "first");
+    EXPECT_EQ(Runs(dir), 1);
+    // The plugin got its args, its env and KUBERNETES_EXEC_INFO of the configured version.
+    std::ifstream seen_in(dir.path() / "seen");
+    std::string seen;
+    std::getline(seen_in, seen);
+    EXPECT_EQ(seen, "get-token --cluster k|hello|{\"apiVersion\":\"" + version +
+                        "\",\"kind\":\"ExecCredential\",\"spec\":{\"interactive\":false}}");
+
+    // Expired: run again.
+    dir.Write("cred.json", Credential(version, "second"));
+    clock.AdvanceTo(ParseRfc3339("2023-11-14T23:00:00Z").value());
+    EXPECT_EQ(source.Token().value(), "second");
+    EXPECT_EQ(Runs(dir), 2);
+    // No expiry: kept until the server refuses it.
+    clock.Advance(std::chrono::hours(24 * 365));
+    EXPECT_EQ(source.Token().value(), "second");
+    EXPECT_EQ(Runs(dir), 2);
+    dir.Write("cred.json", Credential(version, "third"));
+    EXPECT_TRUE(source.Invalidate());
+    EXPECT_EQ(source.Token().value(), "third");
+    EXPECT_EQ(Runs(dir), 3);
+  }
+}
+
+TEST(ExecPluginTest, PluginFailuresAreErrors) {
+  TempDir dir;
+  WritePlugin(dir);
+  const std::string version = "client.authentication.k8s.io/v1";
+  const std::string cred = dir.Write("cred.json", "garbage");
+  auto cfg = ParseKubeconfig(ExecKubeconfig(version, cred), dir.path().string());
+  ASSERT_TRUE(cfg.ok());
+  ManualClock clock(Time::FromUnix(0));
+  BearerTokenSource garbage(*cfg, &clock);
+  EXPECT_TRUE(garbage.Token().status().IsInvalidArgument());
+
+  ExecPlugin missing;
+  missing.api_version = version;
+  missing.command = (dir.path() / "no-such-plugin").string();
+  missing.install_hint = "install the no-such-plugin package";
+  auto r = RunExecPlugin(missing);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("install the no-such-plugin package"), std::string::npos)
+      << r.status().ToString();
+
+  ExecPlugin failing;
+  failing.api_version = version;
+  failing.command = "false";  // found in PATH, exits 1
+  auto f = RunExecPlugin(failing);
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.status().message().find("exited with status 1"), std::string::npos)
+      << f.status().ToString();
+
+  BearerTokenSource plain("abc", "");
+  EXPECT_FALSE(plain.Invalidate());
+  EXPECT_FALSE(plain.Credential().ok());
+}
+
+TEST(ExecPluginTest, ContextFlagPicksAContextAndIsRefusedInCluster) {
+  TempDir dir;
+  const std::string path = dir.Write("config", kKubeconfig);
+  auto prod = LoadDefaultConfig(path, {}, "prod");
+  auto current = LoadDefaultConfig(path, {}, "");
+  ASSERT_TRUE(prod.ok()) << prod.status().ToString();
+  ASSERT_TRUE(current.ok()) << current.status().ToString();
+  EXPECT_NE(prod->source, current->source);
+  EXPECT_NE(prod->source.find("context prod"), std::string::npos) << prod->source;
+  EXPECT_FALSE(LoadDefaultConfig(path, {}, "no-such-context").ok());
+  dir.Write("token", "t");
+  dir.Write("ca.crt", "CA");
+  auto in_cluster = LoadDefaultConfig("",
+                                      Env(dir.path().string(), {{"KUBERNETES_SERVICE_HOST", "h"},
+                                                                {"KUBERNETES_SERVICE_PORT", "1"}}),
+                                      "prod");
+  EXPECT_TRUE(in_cluster.status().IsInvalidArgument()) << in_cluster.status().ToString();
+}
+
+// The client against the fixture API server: the plugin's first token is refused (401), the
+// client runs the plugin again and retries with the new one.
+class ExecPluginClientTest : public testing::KubeClientFixture {
+ protected:
+  testing::FakeApiServerOptions ServerOptions() override {
+    testing::FakeApiServerOptions o;
+    o.bearer_tokens = {"good-token"};
+    return o;
+  }
+  void Configure(PocoKubeClientOptions* options) override {
+    WritePlugin(dir_);
+    cred_ = dir_.Write("cred.json", Credential(kVersion, "revoked-token"));
+    auto cfg = ParseKubeconfig(ExecKubeconfig(kVersion, cred_), dir_.path().string());
+    ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+    options->config.exec = cfg->exec;
+    options->wall_clock = &clock_;
+  }
+  static constexpr const char* kVersion = "client.authentication.k8s.io/v1beta1";
+  TempDir dir_;
+  std::string cred_;
+};
+
+TEST_F(ExecPluginClientTest, A401RunsThePluginAgainAndRetries) {
+  // The client ran the plugin at Open (for a client certificate): "revoked-token" is cached.
+  EXPECT_EQ(Runs(dir_), 1);
+  dir_.Write("cred.json", Credential(kVersion, "good-token"));
+  auto listed = client_->List(BatchJobs(), "", {});
+  EXPECT_TRUE(listed.ok()) << listed.error().ToString();
+  EXPECT_EQ(Runs(dir_), 2);
+  ASSERT_TRUE(client_->List(BatchJobs(), "", {}).ok());  // "good-token" stays cached
+  EXPECT_EQ(Runs(dir_), 2);
+}
+
+TEST_F(ExecPluginClientTest, A401AfterAFreshRunIsTheAnswer) {
+  dir_.Write("cred.json", Credential(kVersion, "also-revoked"));
+  auto listed = client_->List(BatchJobs(), "", {});
+  ASSERT_FALSE(listed.ok());
+  EXPECT_EQ(listed.error().code, 401);
+  EXPECT_EQ(Runs(dir_), 2);  // one re-run per request, not a loop
 }
 
 }  // namespace

@@ -78,14 +78,15 @@ const char* PatchContentType(PatchType type) {
 struct PocoKubeClient::Impl {
   PocoKubeClientOptions options;
   std::unique_ptr<internal::HttpTransport> transport;
-  BearerTokenSource tokens;
+  std::unique_ptr<BearerTokenSource> tokens;
   TokenBucket bucket;
   Cancellation never_cancelled;
 
-  Impl(const PocoKubeClientOptions& o, std::unique_ptr<internal::HttpTransport> t)
+  Impl(const PocoKubeClientOptions& o, std::unique_ptr<internal::HttpTransport> t,
+       std::unique_ptr<BearerTokenSource> token_source)
       : options(o),
         transport(std::move(t)),
-        tokens(o.config.token, o.config.token_file),
+        tokens(std::move(token_source)),
         bucket(*o.clock, o.qps, o.burst) {}
 
   // False when `cancel` fired while waiting for a token.
@@ -95,7 +96,7 @@ struct PocoKubeClient::Impl {
   }
 
   KubeResult<std::string> Token() {
-    auto token = tokens.Token();
+    auto token = tokens->Token();
     if (!token.ok()) return TransportError(token.status().message());
     return std::move(token).value();
   }
@@ -104,12 +105,19 @@ struct PocoKubeClient::Impl {
   template <typename T, typename Attempt>
   KubeResult<T> WithRetries(const std::string& key, bool idempotent, const Cancellation& cancel,
                             Attempt attempt) {
+    bool reauthenticated = false;
     for (int n = 1;; ++n) {
       if (!Throttle(cancel)) return TransportError(key + ": cancelled");
       KubeResult<std::string> token = Token();
       if (!token.ok()) return token.error();
       KubeResult<T> result = attempt(token.value());
       if (result.ok()) return result;
+      // client-go's exec authenticator: a 401 means the plugin's credential is no longer good;
+      // run the plugin again and retry once.
+      if (result.error().code == 401 && !reauthenticated && tokens->Invalidate()) {
+        reauthenticated = true;
+        continue;
+      }
       const std::optional<Duration> delay =
           RetryDelay(options.retry, result.error(), idempotent, key, n);
       if (!delay.has_value()) return result;
@@ -162,11 +170,24 @@ Result<std::unique_ptr<PocoKubeClient>> PocoKubeClient::Open(const PocoKubeClien
   if (options.clock == nullptr || options.sleeper == nullptr) {
     return Status::InvalidArgument("PocoKubeClientOptions needs a clock and a sleeper");
   }
+  if (options.config.exec && options.wall_clock == nullptr) {
+    return Status::InvalidArgument("PocoKubeClientOptions needs a wall clock for an exec plugin");
+  }
+  auto tokens = std::make_unique<BearerTokenSource>(options.config, options.wall_clock);
+  KubeConfig transport_config = options.config;
+  if (options.config.exec) {
+    // The plugin's client certificate is part of the TLS context, which is built once here.
+    CL_ASSIGN_OR_RETURN(ExecCredential credential, tokens->Credential());
+    if (!credential.client_cert_pem.empty()) {
+      transport_config.client_cert_pem = credential.client_cert_pem;
+      transport_config.client_key_pem = credential.client_key_pem;
+    }
+  }
   CL_ASSIGN_OR_RETURN(auto transport, internal::HttpTransport::Open(
-                                          options.config, options.request_timeout,
+                                          transport_config, options.request_timeout,
                                           options.user_agent, options.max_idle_connections));
   return std::unique_ptr<PocoKubeClient>(
-      new PocoKubeClient(std::make_unique<Impl>(options, std::move(transport))));
+      new PocoKubeClient(std::make_unique<Impl>(options, std::move(transport), std::move(tokens))));
 }
 
 KubeResult<Json> PocoKubeClient::Get(const ResourceType& type, std::string_view ns,

@@ -29,6 +29,9 @@ struct PocoKubeClientOptions {
   const MonotonicClock* clock = nullptr;
   // Required; must outlive the client. Every wait (throttle, retry back-off) goes through it.
   Sleeper* sleeper = nullptr;
+  // Required with an exec credential plugin (config.exec), which it tells when the credential
+  // expired; must outlive the client. Unused otherwise.
+  const WallClock* wall_clock = nullptr;
   // Per attempt: connect, send, and each receive of a non-watch request. Default: 30 s.
   Duration request_timeout = std::chrono::seconds(30);
   // Client-side rate limit; qps <= 0 disables it. Default: 20 qps, burst 30 (controller-runtime).

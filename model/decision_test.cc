@@ -357,7 +357,11 @@ std::vector<Json> CborEdgeValues() {
     for (size_t i = 0; i < n; ++i) a.push_back(Json(static_cast<int64_t>(i) - 30));
     out.push_back(a);
     Json o = Json::object();
-    for (size_t i = 0; i < n; ++i) o["k" + std::to_string(i)] = Json(i % 2 == 0);
+    for (size_t i = 0; i < n; ++i) {
+      std::string key = "k";
+      key += std::to_string(i);
+      o[key] = Json(i % 2 == 0);
+    }
     out.push_back(o);
   }
   for (const double v : {0.0, -0.0, 0.5, 1.1, 1e300, -3.25, std::numeric_limits<double>::infinity(),

@@ -7,6 +7,7 @@
 
 #include "reconciler/cron_go_text.h"
 #include "reconciler/cron_spec.h"
+#include "reconciler/job_builder.h"
 #include "reconciler/schedule.h"
 
 namespace cronledger::reconciler {
@@ -254,6 +255,14 @@ FormattedSchedule FormatSchedule(std::string_view schedule, const std::optional<
   if (schedule.find("TZ") != std::string_view::npos) return {std::string(schedule), true};
   if (tz) return {"TZ=" + *tz + " " + std::string(schedule), false};
   return {std::string(schedule), false};
+}
+
+Status CheckTimeZone(const std::optional<std::string>& tz, const model::TimeZoneDb& tzdb) {
+  if (!tz) return Status::Ok();
+  auto zone = tzdb.Load(*tz);
+  if (zone.ok()) return Status::Ok();
+  return Status::InvalidArgument("invalid timeZone: " + GoQuote(*tz) + ": " +
+                                 zone.status().message());
 }
 
 }  // namespace cronledger::reconciler

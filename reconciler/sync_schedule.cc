@@ -80,16 +80,12 @@ SyncPass::Flow SyncPass::CheckPreconditions() {
     if (auto quiet = ParseQuietly()) accountant_.EndAllDue(*quiet, std::string(skip::kDeleting));
     return Flow::kReturn;
   }
-  if (cj_->spec.time_zone) {
-    auto zone = in_.tzdb->Load(*cj_->spec.time_zone);
-    if (!zone.ok()) {
-      const std::string msg =
-          "invalid timeZone: " + GoQuote(*cj_->spec.time_zone) + ": " + zone.status().message();
-      Emit(kWarning, "UnknownTimeZone", msg);
-      accountant_.Block(std::string(skip::kUnknownTimeZone),
-                        BlockKey(skip::kUnknownTimeZone, cj_->spec), msg);
-      return Flow::kReturn;
-    }
+  if (Status zone = CheckTimeZone(cj_->spec.time_zone, *in_.tzdb); !zone.ok()) {
+    const std::string& msg = zone.message();
+    Emit(kWarning, "UnknownTimeZone", msg);
+    accountant_.Block(std::string(skip::kUnknownTimeZone),
+                      BlockKey(skip::kUnknownTimeZone, cj_->spec), msg);
+    return Flow::kReturn;
   }
   if (cj_->spec.suspend.value_or(false)) {
     // Due fire times are recorded, not lost: older ones end as Suspended now, the latest stays

@@ -2,7 +2,9 @@
 # Builds cronledger and runs every test. Installs its own dependencies first.
 #   scripts/test.sh              normal build (build-test/) + ctest
 #   scripts/test.sh --sanitize   ASan+UBSan build (build-asan/) + ctest
-#   scripts/test.sh --all        both (what CI runs)
+#   scripts/test.sh --release    the image's Release build (scripts/build-release.sh, which
+#                                deploy/Dockerfile runs too) and its --help smoke run
+#   scripts/test.sh --all        all three (what CI runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
@@ -27,6 +29,11 @@ asan=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -D
 case "${1:-}" in
   "") run build-test "${normal[@]}" ;;
   --sanitize) run build-asan "${asan[@]}" ;;
-  --all) run build-test "${normal[@]}"; run build-asan "${asan[@]}" ;;
-  *) echo "usage: scripts/test.sh [--sanitize|--all]" >&2; exit 2 ;;
+  --release) CRONLEDGER_JOBS="$jobs" scripts/build-release.sh build-release ;;
+  --all)
+    run build-test "${normal[@]}"
+    CRONLEDGER_JOBS="$jobs" scripts/build-release.sh build-release
+    run build-asan "${asan[@]}"
+    ;;
+  *) echo "usage: scripts/test.sh [--sanitize|--release|--all]" >&2; exit 2 ;;
 esac

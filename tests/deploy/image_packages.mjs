@@ -76,7 +76,12 @@ const runtime = stages[stages.length - 1];
 if (build && !build.instructions.some((i) => i.op === "RUN" && /scripts\/install-deps\.sh/.test(i.args))) {
   structure.push("the build stage does not install its dependencies with scripts/install-deps.sh");
 }
-if (build && !build.instructions.some((i) => i.op === "RUN" && /CMAKE_BUILD_TYPE=Release/.test(i.args))) {
+// scripts/build-release.sh is the Release build CI runs too (scripts/test.sh --release); a RUN of it
+// counts when the script configures Release.
+const releaseScript = fs.readFileSync(path.join(root, "scripts/build-release.sh"), "utf8");
+const configuresRelease = (args) => /CMAKE_BUILD_TYPE=Release/.test(args) ||
+  (/scripts\/build-release\.sh/.test(args) && /CMAKE_BUILD_TYPE=Release/.test(releaseScript));
+if (build && !build.instructions.some((i) => i.op === "RUN" && configuresRelease(i.args))) {
   structure.push("the build stage does not configure a Release build");
 }
 const user = runtime?.instructions.filter((i) => i.op === "USER").pop()?.args;
