@@ -5,10 +5,10 @@
 //                       [-o json|table]
 //   cronledger schedule --stdin    (JSON lines {"schedule","timeZone","from","n"}, one answer each)
 //
-// `-n N` is the frozen spelling of --count (DESIGN.md §4); -n means a namespace in the commands
-// that have one, so here it is taken only with a number. A --time-zone that does not load is
-// refused like the controller refuses it (UnknownTimeZone), even when the schedule carries its own
-// TZ=. An invalid schedule or zone exits 2 with {"error": ...} on stdout (json) or a message on
+// `-n N` is the frozen spelling of --count (docs/design.md §4); -n means a namespace in the
+// commands that have one, so here it is taken only with a number. A --time-zone that does not load
+// is refused like the controller refuses it (UnknownTimeZone), even when the schedule carries its
+// own TZ=. An invalid schedule or zone exits 2 with {"error": ...} on stdout (json) or a message on
 // stderr. In --stdin mode every input line gets exactly one output line, in order, and the exit
 // code is 0 unless the flags themselves are wrong.
 #include <cstdio>

@@ -42,10 +42,10 @@ struct FormattedSchedule {
 };
 FormattedSchedule FormatSchedule(std::string_view schedule, const std::optional<std::string>& tz);
 
-// spec §6.3: a set timeZone must load, even when the schedule carries its own TZ= and the zone is
-// otherwise ignored (upstream checks the zone before it looks at the schedule). Ok when unset or
-// loadable; otherwise InvalidArgument with the message of the controller's UnknownTimeZone event:
-// `invalid timeZone: "Mars/Olympus": <why the zone did not load>`.
+// docs/semantics.md §6.3: a set timeZone must load, even when the schedule carries its own TZ= and
+// the zone is otherwise ignored (upstream checks the zone before it looks at the schedule). Ok when
+// unset or loadable; otherwise InvalidArgument with the message of the controller's UnknownTimeZone
+// event: `invalid timeZone: "Mars/Olympus": <why the zone did not load>`.
 Status CheckTimeZone(const std::optional<std::string>& tz, const model::TimeZoneDb& tzdb);
 
 }  // namespace cronledger::reconciler

@@ -157,7 +157,8 @@ TEST_F(Poison, CronJobsTheModelCannotHoldAreQuarantinedAndTheRestReported) {
   struct Case {
     std::string name;
     std::string spec;
-    std::string reason;  // "" = accepted (upstream's controller deals with it, spec §6)
+    std::string
+        reason;  // "" = accepted (upstream's controller deals with it, docs/semantics.md §6)
   };
   const std::vector<Case> cases = {
       {"deadline-1e20", Spec(R"("startingDeadlineSeconds":1e20,)"),
