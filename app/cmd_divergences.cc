@@ -9,6 +9,7 @@
 #include "app/output.h"
 #include "app/support_audit.h"
 #include "app/support_run.h"
+#include "app/system_clock.h"
 #include "audit/query.h"
 #include "model/time.h"
 
@@ -20,7 +21,8 @@ constexpr const char* kUsage =
     "                              [--limit N] [--data-dir DIR] [-o table|json|yaml|csv]\n"
     "Lists the divergences the shadow auditor (`run --shadow`) recorded, oldest first.\n"
     "K is MissedRun, LateRun or UnexpectedJob. -o json prints {\"items\": [...]}, each item\n"
-    "{seq, time, kind, namespace, cronJob, job, detail}.\n";
+    "{seq, time, kind, namespace, cronJob, job, detail}.\n"
+    "T: an RFC 3339 time, or a duration before now like kubectl's (--since 1h).\n";
 
 const std::vector<std::string>& Columns() {
   static const std::vector<std::string> columns = {"time", "kind",          "namespace",  "cronJob",
@@ -76,10 +78,11 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
                                         "\" (MissedRun, LateRun or UnexpectedJob)"),
                 kExitUsage);
   }
-  auto since = TimeFlag(flags, "since");
+  const Time now = RealClock().Now();
+  auto since = TimeFlag(flags, "since", now);
   if (!since.ok()) return Fail(io, since.status(), kExitUsage);
   q.since = *since;
-  auto until = TimeFlag(flags, "until");
+  auto until = TimeFlag(flags, "until", now);
   if (!until.ok()) return Fail(io, until.status(), kExitUsage);
   if (flags.Has("limit")) {
     auto limit = flags.Uint("limit", 1, std::numeric_limits<uint32_t>::max(), 0);
@@ -106,6 +109,6 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
 
 }  // namespace
 
-CL_REGISTER_COMMAND("divergences", "list the shadow auditor's divergences", Run);
+CL_REGISTER_COMMAND("divergences", "list the shadow auditor's divergences", Run, kUsage);
 
 }  // namespace cronledger::app

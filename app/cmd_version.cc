@@ -62,6 +62,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
 
 }  // namespace
 
-CL_REGISTER_COMMAND("version", "print the cronledger version and the tz database release", Run);
+CL_REGISTER_COMMAND("version", "print the cronledger version and the tz database release", Run,
+                    kUsage);
 
 }  // namespace cronledger::app
