@@ -179,11 +179,12 @@ check "P.decisions: records of both replicas (cronledger-source a and b)" \
   test "$(cut -f6 "$work/decisions.tsv" | sort -u | tr '\n' ' ')" == "a b "
 check "P.decisions: no seq twice per replica" no_duplicate_seq "$work/decisions.tsv"
 check "P.decisions: seqs increase per key and replica" seq_increasing_per_key "$work/decisions.tsv"
-# source TAB cronjob TAB scheduled unix minute, for each createJob.
-paste <(cut -f6 "$work/decisions.tsv") <(jq -r '[.action, .cronJob.name, (.scheduledTime // "")] | @tsv' \
-  "$work/decisions.tsv.values") | awk -F'\t' -v OFS='\t' '$2 == "createJob" { print $1, $3, $4 }' |
-  while IFS=$'\t' read -r src cj at; do echo "$src	$cj	$(( $(date -d "$at" +%s) / 60 ))"; done \
-  >"$work/creates.tsv"
+# source TAB cronjob TAB scheduled unix minute TAB decided at (unix s), for each createJob.
+paste <(cut -f6 "$work/decisions.tsv") <(jq -r '[.action, .cronJob.name, (.scheduledTime // ""), .time] | @tsv' \
+  "$work/decisions.tsv.values") | awk -F'\t' -v OFS='\t' '$2 == "createJob" { print $1, $3, $4, $5 }' |
+  while IFS=$'\t' read -r src cj at decided; do
+    echo "$src	$cj	$(( $(date -d "$at" +%s) / 60 ))	$(date -d "$decided" +%s)"
+  done >"$work/creates.tsv"
 check "per replica, no fire time has two createJob decisions" awk -F'\t' '
   { k = $1 "|" $2 "|" $3; if (seen[k]++) { print "  " $1 ": " $2 " @" $3 " twice"; bad = 1 } } END { exit bad }' \
   "$work/creates.tsv"
@@ -194,8 +195,10 @@ check "a fire time decided by both replicas is only the hand-over's (at or befor
     for (k in srcs) if (srcs[k] ~ /a/ && srcs[k] ~ /b/) { split(k, p, "|"); n++; if (p[2] + 0 > km) { print "  " k " decided by a and b"; bad = 1 } }
     if (n) print "  (" n " hand-over fire time(s) decided by both)"
     exit bad }' "$work/creates.tsv"
-check "before the kill each CronJob is decided by one replica only" awk -F'\t' -v km="$kill_minute" '
-  $3 < km { if (($2 in s) && s[$2] != $1) { print "  " $2 " by " s[$2] " and " $1; bad = 1 } s[$2] = $1 }
+# Decided before the kill, that is: the new owner's records of the hand-over's fire times (its
+# adoption of the Jobs the old owner created) come after it.
+check "before the kill each CronJob is decided by one replica only" awk -F'\t' -v kt="$kill_time" '
+  $4 < kt { if (($2 in s) && s[$2] != $1) { print "  " $2 " by " s[$2] " and " $1; bad = 1 } s[$2] = $1 }
   END { exit bad }' "$work/creates.tsv"
 missing=0
 for cj in "${cronjobs[@]}"; do
