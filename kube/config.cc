@@ -90,7 +90,7 @@ Result<std::string> DataOrFile(const YAML::Node& node, const char* data_key, con
 std::string ResolvePath(const std::string& file, const fs::path& base_dir) {
   if (file.empty()) return file;
   fs::path p(file);
-  return p.is_relative() ? (base_dir / p).string() : file;
+  return p.is_relative() ? (base_dir / p).lexically_normal().string() : file;
 }
 
 constexpr std::string_view kExecV1 = "client.authentication.k8s.io/v1";

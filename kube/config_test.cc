@@ -398,6 +398,8 @@ TEST(ExecPluginTest, PluginFailuresAreErrors) {
 
 TEST(ExecPluginTest, ContextFlagPicksAContextAndIsRefusedInCluster) {
   TempDir dir;
+  fs::create_directories(dir.path() / "certs");
+  dir.Write("certs/ca.pem", "PROD-CA\n");  // the prod context's certificate-authority file
   const std::string path = dir.Write("config", kKubeconfig);
   auto prod = LoadDefaultConfig(path, {}, "prod");
   auto current = LoadDefaultConfig(path, {}, "");

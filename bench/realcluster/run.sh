@@ -92,7 +92,7 @@ for n in "${sizes[@]}"; do
   printf '%-8s %-12s %8s %6s %6s %6s %12s\n' "$n" cronledger "$jc" "$p50c" "$p99c" "$maxc" "$cpu_c" >>"$work/table"
   awk -v n="$n" -v pu="$p99u" -v pc="$p99c" -v cu="$cpu_u" -v cc="$cpu_c" -v ju="$ju" -v jc="$jc" 'BEGIN {
     printf "N=%s: jobs %s/%s expected %s each; skew p99 cronledger/upstream = %s s / %s s; CPU per Job cronledger/upstream = %.2f\n",
-      n, jc, ju, n * '"$minutes"', pc, pu, cu > 0 ? cc / cu : 0 }' >>"$work/ratios"
+      n, jc, ju, n * '"$minutes"', pc, pu, (cu > 0 ? cc / cu : 0) }' >>"$work/ratios"
   kc delete namespace "$up" "$cl" --wait=false >/dev/null
 done
 cat "$work/table"
