@@ -13,14 +13,20 @@ check "the CRD is established" \
 expect_eq "the CRD's schema is structural (no NonStructuralSchema condition)" "" \
   "$(kc get crd cronjobs.cronledger.io -o jsonpath='{.status.conditions[?(@.type=="NonStructuralSchema")].status}')"
 
-# The namespaces an object list creates: created first for real, as `kubectl apply` of the whole
-# list would have done before the namespaced objects (a server-side dry run does not create them).
-namespaces_of() { jq -r '(.items // [.])[] | select(.kind == "Namespace") | .metadata.name'; }
-for overlay in "$deploy"/overlays/*/; do
-  name="$(basename "$overlay")"
-  for ns in $(kc apply -k "$overlay" --dry-run=client -o json | namespaces_of); do
+# ensure_namespaces <jq filter>: creates (idempotently) the namespaces the filter picks from the
+# object list on stdin. An overlay's own Namespace object is created first for real, as `kubectl
+# apply` of the whole list would have done before the namespaced objects (a server-side dry run
+# does not create it).
+ensure_namespaces() {
+  local ns
+  for ns in $(jq -r "(.items // [.])[] | $1" | sort -u); do
     kc create namespace "$ns" --dry-run=client -o yaml | kc apply -f - >/dev/null
   done
+}
+for overlay in "$deploy"/overlays/*/; do
+  name="$(basename "$overlay")"
+  kc apply -k "$overlay" --dry-run=client -o json |
+    ensure_namespaces 'select(.kind == "Namespace") | .metadata.name'
   if out="$(kc apply -k "$overlay" --dry-run=server 2>&1)"; then
     pass "overlay $name is accepted by the API server (server-side dry run, $(wc -l <<<"$out") objects)"
   else
@@ -30,9 +36,7 @@ done
 
 # The sample CronJobs, into their namespaces.
 samples="$REPO_ROOT/deploy/samples"
-for ns in $(kc create -f "$samples" --dry-run=client -o json | jq -r '(.items // [.])[] | .metadata.namespace' | sort -u); do
-  kc create namespace "$ns" --dry-run=client -o yaml | kc apply -f - >/dev/null
-done
+kc create -f "$samples" --dry-run=client -o json | ensure_namespaces '.metadata.namespace'
 if applied="$(kc apply -f "$samples" -o name 2>&1)"; then
   pass "the sample CronJobs apply ($(wc -l <<<"$applied") objects)"
 else
