@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "tests/schedule/tzdata.h"
@@ -20,10 +19,12 @@ std::string ProjectVersion() {
   std::ifstream in(std::string(root ? root : ".") + "/CMakeLists.txt");
   std::stringstream text;
   text << in.rdbuf();
-  std::smatch m;
   const std::string s = text.str();
-  if (!std::regex_search(s, m, std::regex(R"(project\(cronledger VERSION ([0-9.]+))"))) return "";
-  return m[1];
+  const std::string key = "project(cronledger VERSION ";
+  const size_t at = s.find(key);
+  if (at == std::string::npos) return "";
+  const size_t from = at + key.size();
+  return s.substr(from, s.find_first_not_of("0123456789.", from) - from);
 }
 
 TEST(BuildInfoTest, VersionIsTheProjectVersion) {
