@@ -19,7 +19,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: cronledger divergences [--cronjob NS/NAME] [-n NS] [--since T] [--until T] [--kind K]\n"
     "                              [--limit N] [--data-dir DIR] [-o table|json|yaml|csv]\n"
-    "Lists the divergences the shadow auditor (`run --shadow`) recorded, oldest first.\n"
+    "Lists the divergences the shadow auditor (run in shadow mode) recorded, oldest first.\n"
     "K is MissedRun, LateRun or UnexpectedJob. -o json prints {\"items\": [...]}, each item\n"
     "{seq, time, kind, namespace, cronJob, job, detail}.\n"
     "T: an RFC 3339 time, or a duration before now like kubectl's (--since 1h).\n";

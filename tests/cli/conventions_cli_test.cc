@@ -307,7 +307,7 @@ TEST(StartCli, SimulateWithoutCreationTimestampStartsNowAndTimeFlagsTakeDuration
   auto start = ParseRfc3339((*summary)["run"]["start"].get<std::string>());
   ASSERT_TRUE(start.ok());
   EXPECT_GE(*start, before);
-  EXPECT_LE(*start, Now());
+  EXPECT_LE(*start, Now().Add(std::chrono::seconds(1)));  // Now() is in whole seconds
 
   // The simulated decisions lie in [start, start+30m): all after "1h ago", none before it.
   auto count = [&](const std::string& flags) {

@@ -77,8 +77,9 @@ TEST(ScheduleCliTest, InvalidScheduleAndZoneExitTwo) {
       "--schedule '0 * * * *' --time-zone Mars/Olympus --from 2021-01-01T00:00:00Z "
       "--output json");
   EXPECT_EQ(zone.exit_code, 2);
+  // The controller's own UnknownTimeZone message (reconciler::CheckTimeZone).
   EXPECT_EQ(zone.out,
-            "{\"error\":\"provided bad location Mars/Olympus: unknown time zone "
+            "{\"error\":\"invalid timeZone: \\\"Mars/Olympus\\\": unknown time zone "
             "Mars/Olympus\"}\n");
   const CliResult panic = Schedule("--schedule 'TZ=UTC' --from 2021-01-01T00:00:00Z --output json");
   EXPECT_EQ(panic.exit_code, 2);
