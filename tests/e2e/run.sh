@@ -88,5 +88,7 @@ if awk '$2 != 0 {bad=1} END {exit !bad}' "$results"; then
   echo "e2e: FAILED; logs and data in $E2E_DIR" >&2
   exit 1
 fi
+cleanup  # before the directory that holds the peers' pid files goes
+trap - EXIT
 rm -rf "$E2E_DIR"
 echo "e2e: all passed" >&2
