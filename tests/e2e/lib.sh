@@ -33,6 +33,11 @@ finish() {
 
 kc() { "$KUBECTL" "$@"; }
 
+# free_port: a TCP port on 127.0.0.1 that nothing listens on now.
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
 # wait_until <seconds> <command...>: polls every second until the command succeeds.
 wait_until() {
   local secs="$1"; shift

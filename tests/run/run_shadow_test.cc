@@ -137,13 +137,23 @@ TEST_F(RunFixture, ShadowRecordsAMissedRunAndNothingForAMatch) {
             std::string::npos);
 }
 
-TEST_F(RunFixture, ShadowRecordsAJobNobodyAskedFor) {
-  auto cj = server_->Create(Batch(), CronJobObject(Batch(), "prod", "report", "*/5 * * * *"));
+// The shadow auditor over one built-in CronJob, prod/report every five minutes, settled.
+class ShadowFixture : public RunFixture {
+ protected:
+  auto StartShadowOnReport() {
+    auto cj = server_->Create(Batch(), CronJobObject(Batch(), "prod", "report", "*/5 * * * *"));
+    if (!cj.ok()) return cj;
+    RunConfig config = Config(Batch());
+    config.shadow = true;
+    StartAssembly(config);
+    Settle(Batch());
+    return cj;
+  }
+};
+
+TEST_F(ShadowFixture, ShadowRecordsAJobNobodyAskedFor) {
+  auto cj = StartShadowOnReport();
   ASSERT_TRUE(cj.ok());
-  RunConfig config = Config(Batch());
-  config.shadow = true;
-  StartAssembly(config);
-  Settle(Batch());
   // At 00:02 the cluster creates a Job for a slot the schedule does not have.
   clock_.AdvanceTo(Time::FromUnix(kStart + 120));
   ASSERT_TRUE(server_->Create(kube::BatchJobs(), ClusterJob(*cj, kStart + 120)).ok());
@@ -159,13 +169,9 @@ TEST_F(RunFixture, ShadowRecordsAJobNobodyAskedFor) {
   EXPECT_EQ((*divergences)[0].job, JobName("report", kStart + 120));
 }
 
-TEST_F(RunFixture, ShadowIgnoresJobsOfOtherControllers) {
-  auto cj = server_->Create(Batch(), CronJobObject(Batch(), "prod", "report", "*/5 * * * *"));
+TEST_F(ShadowFixture, ShadowIgnoresJobsOfOtherControllers) {
+  auto cj = StartShadowOnReport();
   ASSERT_TRUE(cj.ok());
-  RunConfig config = Config(Batch());
-  config.shadow = true;
-  StartAssembly(config);
-  Settle(Batch());
   // A Job of the same name and namespace whose controller is a cronledger.io CronJob (the CRD):
   // not the built-in controller's work, so not a divergence of it.
   clock_.AdvanceTo(Time::FromUnix(kStart + 120));

@@ -39,7 +39,7 @@ spec:
           containers: [{name: main, image: registry.example.com/e2e:1}]
 EOF
 
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+port="$(free_port)"
 start_bg "$W/cronledger.log" "$CRONLEDGER" run --kubeconfig "$W/negative.kubeconfig" \
   --resource cronjobs.v1.cronledger.io --data-dir "$W/ledger" \
   --health-probe-bind-address "127.0.0.1:$port"

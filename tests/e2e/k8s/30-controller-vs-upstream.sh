@@ -37,7 +37,6 @@ for ns in e2e-up e2e-cl; do kc create namespace "$ns" >/dev/null; done
 
 "$E2E_ROOT/control-plane.sh" kcm-start "$E2E_CONTROL_PLANE"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 declare -A probe pid
 start_replica() {  # start_replica <a|b>
   probe[$1]="$(free_port)"
