@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "app/command.h"
+#include "model/json_limits.h"
 
 namespace {
 
@@ -25,6 +26,10 @@ int main(int argc, char** argv) {
   // Peers (API server, Kafka, HTTP clients) may close sockets under us; a write to a closed socket
   // must be an error return, not a SIGPIPE that kills the controller.
   std::signal(SIGPIPE, SIG_IGN);
+  // Before any thread starts, so that every thread can hold an object at the nesting limit.
+  if (const auto reserved = cronledger::model::ReserveThreadStacks(); !reserved.ok()) {
+    std::fprintf(stderr, "cronledger: warning: %s\n", reserved.message().c_str());
+  }
   if (argc < 2) {
     PrintUsage(stderr);
     return kExitUsage;

@@ -17,14 +17,14 @@ function(cronledger_library name)
 endfunction()
 
 # cronledger_test(NAME SOURCES ... DEPS ... [LABELS ...] [COST N])
-# A GoogleTest executable registered with CTest; tests are discovered when ctest runs so that
+# A GoogleTest executable (main() from tests/testing/test_main.cc) registered with CTest; tests are discovered when ctest runs so that
 # building never executes test binaries. COST (CTest's property) marks executables holding a test
 # that runs for a minute or more: `ctest -j` starts the costliest tests first, so a long test runs
 # beside the short ones instead of alone at the end (a fresh build has no timing data to go by).
 function(cronledger_test name)
   cmake_parse_arguments(ARG "" "COST" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
-  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} cronledger_test_main GTest::gmock)
   cronledger_warnings(${name})
   set(props ENVIRONMENT "CRONLEDGER_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
   if(ARG_LABELS)

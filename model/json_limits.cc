@@ -1,5 +1,10 @@
 #include "model/json_limits.h"
 
+#include <pthread.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <string>
 
@@ -68,6 +73,43 @@ Status CheckObjectLimits(std::string_view object) {
                                    std::to_string(kMaxObjectBytes));
   }
   return CheckJsonDepth(object, kMaxJsonDepth);
+}
+
+Status ReserveThreadStacks() {
+  std::string failed;
+  rlimit limit{};
+  if (getrlimit(RLIMIT_STACK, &limit) != 0) {
+    failed = std::string("reading RLIMIT_STACK: ") + std::strerror(errno);
+  } else if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < kThreadStackBytes) {
+    // The kernel checks the limit when the main thread's stack grows, so raising it now counts.
+    const rlim_t wanted = static_cast<rlim_t>(kThreadStackBytes);
+    limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, limit.rlim_max);
+    if (setrlimit(RLIMIT_STACK, &limit) != 0) {
+      failed = std::string("raising RLIMIT_STACK: ") + std::strerror(errno);
+    } else if (limit.rlim_cur < wanted) {
+      failed = "RLIMIT_STACK's hard limit is " + std::to_string(limit.rlim_max) + " bytes";
+    }
+  }
+  pthread_attr_t attr;
+  int err = pthread_getattr_default_np(&attr);
+  if (err == 0) {
+    size_t size = 0;
+    err = pthread_attr_getstacksize(&attr, &size);
+    if (err == 0 && size < kThreadStackBytes) {
+      err = pthread_attr_setstacksize(&attr, kThreadStackBytes);
+      if (err == 0) err = pthread_setattr_default_np(&attr);
+    }
+    pthread_attr_destroy(&attr);
+  }
+  if (err != 0) {
+    if (!failed.empty()) failed += "; ";
+    failed += std::string("setting the default thread stack size: ") + std::strerror(err);
+  }
+  if (failed.empty()) return Status::Ok();
+  return Status::FailedPrecondition("stacks smaller than " +
+                                    std::to_string(kThreadStackBytes >> 20) + " MiB (" + failed +
+                                    "): objects nested near the " + std::to_string(kMaxJsonDepth) +
+                                    "-level limit may overflow them");
 }
 
 }  // namespace cronledger::model
