@@ -262,7 +262,13 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
       return kExitFailure;
     }
   }
-  RunParts parts{ledger->get(), client->get(), &sleeper, &clocks, &clocks, tzdb->get(), LogLine};
+  auto events_client = (*client)->Background();
+  if (!events_client.ok()) {
+    ProcessLog().Error("run", events_client.status().ToString());
+    return kExitFailure;
+  }
+  RunParts parts{ledger->get(), client->get(), &sleeper, &clocks,
+                 &clocks,       tzdb->get(),   LogLine,  events_client->get()};
   auto assembly = RunAssembly::Open(o.run, parts);
   if (!assembly.ok()) {
     ProcessLog().Error("run", assembly.status().ToString());

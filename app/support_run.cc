@@ -62,8 +62,9 @@ Result<std::unique_ptr<RunAssembly>> RunAssembly::Open(const RunConfig& config,
         std::make_unique<ShadowAuditor>(*parts.ledger, *parts.wall, config.shadow_grace, log);
     a->actuator_ = std::make_unique<ShadowActuator>(*parts.ledger, *a->auditor_, *parts.wall);
   } else {
+    kube::KubeClient& events_client = parts.events_client ? *parts.events_client : *parts.client;
     a->events_ =
-        std::make_unique<emit::EventRecorder>(*parts.client, *parts.wall, config.events, log);
+        std::make_unique<emit::EventRecorder>(events_client, *parts.wall, config.events, log);
     emit::KubeActuatorOptions options;
     options.cron_jobs = config.resource;
     a->actuator_ =
@@ -188,6 +189,12 @@ void RunAssembly::Stop() {
   elect_cancel_.Cancel();
   if (elect_thread_.joinable()) elect_thread_.join();
   SetActing(false);
+  // The workers have stopped: send the Events they recorded, for a bounded time.
+  if (events_) events_->Stop(std::chrono::seconds(2));
+}
+
+bool RunAssembly::FlushEvents(Duration timeout) const {
+  return !events_ || events_->Flush(timeout);
 }
 
 bool RunAssembly::acting() const {
@@ -314,6 +321,22 @@ std::string RunAssembly::RenderMetrics() const {
   for (size_t i = 0; i < reflectors_.size() && i < resources.size(); ++i) {
     o += "cronledger_ingest_synced{resource=\"" + Label(resources[i]) + "\"} " +
          (reflectors_[i]->HasSynced() ? "1" : "0") + "\n";
+  }
+  if (events_) {
+    const emit::EventRecorderStats e = events_->stats();
+    Metric(&o, "cronledger_events_total", "counter",
+           "Kubernetes Events by result: created, aggregated into a series, failed, or dropped "
+           "(queue full or shutting down).");
+    const std::pair<const char*, uint64_t> results[] = {{"created", e.created},
+                                                        {"aggregated", e.aggregated},
+                                                        {"failed", e.failed},
+                                                        {"dropped", e.dropped}};
+    for (const auto& [result, n] : results) {
+      o += std::string("cronledger_events_total{result=\"") + result + "\"} " + std::to_string(n) +
+           "\n";
+    }
+    Metric(&o, "cronledger_events_queued", "gauge", "Kubernetes Events waiting to be sent.");
+    o += "cronledger_events_queued " + std::to_string(events_->queued()) + "\n";
   }
   if (config_.kafka_watch) o += RenderKafkaMetrics();
   Metric(&o, "cronledger_acting", "gauge",

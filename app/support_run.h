@@ -192,6 +192,9 @@ struct RunParts {
   const MonotonicClock* mono = nullptr;
   const model::TimeZoneDb* tzdb = nullptr;
   RunLogFn log;  // may be empty
+  // Kubernetes Events go through it; default: `client`. `run` passes client's Background(), so
+  // Events only spend the API budget that creating Jobs and writing status leave.
+  kube::KubeClient* events_client = nullptr;
 };
 
 class RunAssembly {
@@ -220,6 +223,9 @@ class RunAssembly {
   // topic has caught up once since its assignment (KafkaEventSource::CaughtUp). False before
   // StartIngest().
   bool Synced() const;
+  // Waits (real time) until the Kubernetes Events recorded so far are sent; true at once in
+  // shadow mode, which records none.
+  bool FlushEvents(Duration timeout) const;
   // /readyz checks: "ledger" (the ledger answers a read), "informers-synced" (Synced(); named
   // "kafka-caught-up" with kafka_watch) and "ingest" (no reflector or consumer stopped on an
   // error). A follower in leader election is ready too.

@@ -44,19 +44,78 @@ std::string FormatMicroTime(Time t) {
 EventRecorder::EventRecorder(kube::KubeClient& client, const WallClock& clock,
                              EventRecorderOptions options,
                              std::function<void(const std::string&)> log)
-    : client_(client), clock_(clock), options_(std::move(options)), log_(std::move(log)) {}
+    : client_(client), clock_(clock), options_(std::move(options)), log_(std::move(log)) {
+  sender_ = std::thread([this] { SendLoop(); });
+}
+
+EventRecorder::~EventRecorder() { Stop(std::chrono::seconds(2)); }
 
 void EventRecorder::Record(const EventRegarding& regarding, const std::string& type,
                            const std::string& reason, const std::string& message) {
-  std::lock_guard lock(mu_);
-  const Time now = clock_.Now();
+  Pending event{regarding, type, reason, message, clock_.Now()};
+  {
+    std::lock_guard lock(mu_);
+    if (stop_ || queue_.size() >= options_.max_queued) {
+      ++stats_.dropped;
+      return;
+    }
+    queue_.push_back(std::move(event));
+    ++recorded_;
+  }
+  wake_.notify_one();
+}
+
+bool EventRecorder::Flush(Duration timeout) {
+  std::unique_lock lock(mu_);
+  const uint64_t target = recorded_;
+  return drained_.wait_for(lock, timeout, [&] { return sent_ >= target; });
+}
+
+void EventRecorder::Stop(Duration drain) {
+  {
+    std::unique_lock lock(mu_);
+    if (!stop_) {
+      drained_.wait_for(lock, drain, [&] { return queue_.empty(); });
+      stats_.dropped += queue_.size();
+      sent_ += queue_.size();
+      queue_.clear();
+      stop_ = true;
+    }
+  }
+  wake_.notify_all();
+  drained_.notify_all();
+  if (sender_.joinable() && sender_.get_id() != std::this_thread::get_id()) sender_.join();
+}
+
+void EventRecorder::SendLoop() {
+  for (;;) {
+    Pending event;
+    {
+      std::unique_lock lock(mu_);
+      wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      event = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    Send(event);
+    {
+      std::lock_guard lock(mu_);
+      ++sent_;
+    }
+    drained_.notify_all();
+  }
+}
+
+void EventRecorder::Send(const Pending& event) {
+  std::lock_guard lock(send_mu_);
+  const Time now = event.observed;
   Prune(now);
-  const std::string key = SeriesKey(regarding, type, reason, message);
+  const std::string key = SeriesKey(event.regarding, event.type, event.reason, event.message);
   auto it = series_.find(key);
   if (it != series_.end()) {
     lru_.erase(it->second.lru);
     it->second.lru = lru_.insert(lru_.end(), key);
-    if (Bump(regarding, now, &it->second)) return;
+    if (Bump(event.regarding, now, &it->second)) return;
     // The Event is gone (or the patch failed): start a new one.
   } else {
     if (series_.size() >= options_.max_series && !lru_.empty()) Forget(series_.find(lru_.front()));
@@ -64,7 +123,9 @@ void EventRecorder::Record(const EventRegarding& regarding, const std::string& t
     s.lru = lru_.insert(lru_.end(), key);
     it = series_.emplace(key, std::move(s)).first;
   }
-  if (!Create(regarding, type, reason, message, now, &it->second)) Forget(it);
+  if (!Create(event.regarding, event.type, event.reason, event.message, now, &it->second)) {
+    Forget(it);
+  }
 }
 
 bool EventRecorder::Create(const EventRegarding& regarding, const std::string& type,
@@ -93,13 +154,13 @@ bool EventRecorder::Create(const EventRegarding& regarding, const std::string& t
                         {"uid", regarding.uid}};
   auto created = client_.Create(kube::Events(), regarding.namespace_, event);
   if (!created.ok()) {
-    ++stats_.failed;
+    Count(&EventRecorderStats::failed);
     if (log_)
       log_("event " + reason + " on " + regarding.namespace_ + "/" + regarding.name +
            " not recorded: " + created.error().ToString());
     return false;
   }
-  ++stats_.created;
+  Count(&EventRecorderStats::created);
   series->event_name = name;
   series->count = 1;
   series->last_observed = now;
@@ -113,13 +174,13 @@ bool EventRecorder::Bump(const EventRegarding& regarding, Time now, Series* seri
                                kube::PatchType::kMerge, patch, "");
   if (!patched.ok()) {
     if (!patched.error().IsNotFound()) {
-      ++stats_.failed;
+      Count(&EventRecorderStats::failed);
       if (log_)
         log_("event series " + series->event_name + " not updated: " + patched.error().ToString());
     }
     return false;
   }
-  ++stats_.aggregated;
+  Count(&EventRecorderStats::aggregated);
   series->count = count;
   series->last_observed = now;
   return true;
@@ -146,8 +207,18 @@ EventRecorderStats EventRecorder::stats() const {
 }
 
 size_t EventRecorder::cached_series() const {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(send_mu_);
   return series_.size();
+}
+
+size_t EventRecorder::queued() const {
+  std::lock_guard lock(mu_);
+  return queue_.size();
+}
+
+void EventRecorder::Count(uint64_t EventRecorderStats::*counter) {
+  std::lock_guard lock(mu_);
+  ++(stats_.*counter);
 }
 
 }  // namespace cronledger::emit

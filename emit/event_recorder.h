@@ -10,16 +10,21 @@
 // Event. The cache is bounded: entries older than the window are dropped, and beyond
 // `max_series` the least recently seen is forgotten (its next repeat creates a new Event).
 //
-// Best effort, like the recorder: failures are logged and counted, never returned to the pass.
-// Thread safety: Record() may be called from any thread (one mutex, held across the API call so
-// that a series is never created twice).
+// Best effort and asynchronous, like client-go's broadcaster: Record() queues the Event and returns
+// at once, so a pass never waits for an Event's API call (nor for the client's rate limiter on its
+// behalf). One sender thread makes the calls in the order Events were recorded. The queue holds
+// at most `max_queued` Events; beyond that new ones are dropped and counted. Failures are logged
+// and counted, never returned to the pass. Record() may be called from any thread.
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <list>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "kube/client.h"
 #include "model/clock.h"
@@ -35,6 +40,8 @@ struct EventRecorderOptions {
   Duration series_window = std::chrono::minutes(6);
   // Default: 4096 series remembered.
   size_t max_series = 4096;
+  // Events waiting for the sender, at most. Default: 1000 (client-go's maxQueuedEvents).
+  size_t max_queued = 1000;
 };
 
 // The object an Event is about (the CronJob).
@@ -50,43 +57,79 @@ struct EventRecorderStats {
   uint64_t created = 0;
   uint64_t aggregated = 0;  // repeats folded into a series
   uint64_t failed = 0;
+  uint64_t dropped = 0;  // the queue was full, or the recorder stopped before sending them
 };
 
 class EventRecorder {
  public:
-  // `client` and `clock` must outlive the recorder; `log` may be empty.
+  // `client` and `clock` must outlive the recorder; `log` may be empty. Starts the sender thread.
   EventRecorder(kube::KubeClient& client, const WallClock& clock, EventRecorderOptions options,
                 std::function<void(const std::string&)> log = {});
+  // Stop(std::chrono::seconds(2)).
+  ~EventRecorder();
+  EventRecorder(const EventRecorder&) = delete;
+  EventRecorder& operator=(const EventRecorder&) = delete;
 
-  // `type` is "Normal" or "Warning".
+  // Queues an Event observed now. `type` is "Normal" or "Warning".
   void Record(const EventRegarding& regarding, const std::string& type, const std::string& reason,
               const std::string& message);
 
+  // Waits (real time) until every Event recorded before the call has been sent or has failed.
+  // False if `timeout` passed first.
+  bool Flush(Duration timeout);
+
+  // Sends what is queued for up to `drain` (real time), drops the rest and stops the sender. The
+  // call in flight, if any, finishes first. Later Records are dropped. Idempotent.
+  void Stop(Duration drain);
+
   EventRecorderStats stats() const;
   size_t cached_series() const;
+  size_t queued() const;
 
  private:
+  struct Pending {
+    EventRegarding regarding;
+    std::string type;
+    std::string reason;
+    std::string message;
+    Time observed;
+  };
   struct Series {
     std::string event_name;
     int64_t count = 1;
     Time last_observed;
     std::list<std::string>::iterator lru;
   };
+  void SendLoop();
+  void Send(const Pending& event);
   bool Create(const EventRegarding& regarding, const std::string& type, const std::string& reason,
               const std::string& message, Time now, Series* series);
   bool Bump(const EventRegarding& regarding, Time now, Series* series);
   void Forget(std::map<std::string, Series>::iterator it);
+  void Count(uint64_t EventRecorderStats::*counter);
   void Prune(Time now);
 
   kube::KubeClient& client_;
   const WallClock& clock_;
   const EventRecorderOptions options_;
   std::function<void(const std::string&)> log_;
-  mutable std::mutex mu_;
+
+  mutable std::mutex mu_;            // guards the queue, the counters and stop_
+  std::condition_variable wake_;     // the sender: an Event was queued, or stop
+  std::condition_variable drained_;  // Flush/Stop: the sender finished an Event
+  std::deque<Pending> queue_;
+  uint64_t sent_ = 0;  // Events taken off the queue and finished (sent, failed or dropped)
+  uint64_t recorded_ = 0;
+  bool stop_ = false;
+  EventRecorderStats stats_;
+
+  // The series cache belongs to the sender; send_mu_ lets cached_series() read it.
+  mutable std::mutex send_mu_;
   std::map<std::string, Series> series_;  // by (regarding uid/ns/name, type, reason, message)
   std::list<std::string> lru_;            // least recently observed first
   int64_t last_name_nanos_ = 0;
-  EventRecorderStats stats_;
+
+  std::thread sender_;  // last: started once everything above is constructed
 };
 
 // metav1.MicroTime as the API serves it: "2024-01-01T00:00:00.000000Z".

@@ -307,6 +307,24 @@ TEST_F(ThrottledClientTest, QpsLimiterWaitsOnTheInjectedClock) {
   EXPECT_EQ(server_->request_count(), 5u);
 }
 
+TEST_F(ThrottledClientTest, TheBackgroundClientSharesTheLimitAndOnlyTakesWholeTokens) {
+  auto background = client_->Background();
+  ASSERT_TRUE(background.ok()) << background.status().ToString();
+  using std::chrono::milliseconds;
+  // The background client spends the shared burst as the client would...
+  for (int i = 0; i < 2; ++i) EXPECT_FALSE((*background)->Get(BatchJobs(), "default", "x").ok());
+  EXPECT_TRUE(sleeper_.waits().empty());
+  // ...so the client's next request waits for the refill: one bucket, not two.
+  EXPECT_FALSE(client_->Get(BatchJobs(), "default", "x").ok());
+  EXPECT_EQ(sleeper_.waits(), (std::vector<Duration>{milliseconds(200)}));
+  // The bucket is empty again: the background request waits for a whole token (the order
+  // against concurrent reservations is TokenBucketTest.TryTakeNeverGoesAheadOfAReservation).
+  sleeper_.Clear();
+  EXPECT_FALSE((*background)->Get(BatchJobs(), "default", "x").ok());
+  EXPECT_EQ(sleeper_.waits(), (std::vector<Duration>{milliseconds(200)}));
+  EXPECT_EQ(server_->request_count(), 4u);
+}
+
 class AuthClientTest : public KubeClientFixture {
  protected:
   FakeApiServerOptions ServerOptions() override {

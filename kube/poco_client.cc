@@ -2,6 +2,7 @@
 
 #include <Poco/URI.h>
 
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -79,7 +80,8 @@ struct PocoKubeClient::Impl {
   PocoKubeClientOptions options;
   std::unique_ptr<internal::HttpTransport> transport;
   std::unique_ptr<BearerTokenSource> tokens;
-  TokenBucket bucket;
+  std::shared_ptr<TokenBucket> bucket;  // shared with the Background() client
+  bool background = false;
   Cancellation never_cancelled;
 
   Impl(const PocoKubeClientOptions& o, std::unique_ptr<internal::HttpTransport> t,
@@ -87,11 +89,17 @@ struct PocoKubeClient::Impl {
       : options(o),
         transport(std::move(t)),
         tokens(std::move(token_source)),
-        bucket(*o.clock, o.qps, o.burst) {}
+        bucket(std::make_shared<TokenBucket>(*o.clock, o.qps, o.burst)) {}
 
   // False when `cancel` fired while waiting for a token.
   bool Throttle(const Cancellation& cancel) {
-    const Duration wait = bucket.Reserve();
+    if (background) {
+      for (Duration wait = bucket->TryTake(); wait > Duration::zero(); wait = bucket->TryTake()) {
+        if (!options.sleeper->SleepFor(wait, cancel)) return false;
+      }
+      return true;
+    }
+    const Duration wait = bucket->Reserve();
     return wait <= Duration::zero() || options.sleeper->SleepFor(wait, cancel);
   }
 
@@ -164,6 +172,13 @@ struct PocoKubeClient::Impl {
 };
 
 PocoKubeClient::PocoKubeClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Result<std::unique_ptr<PocoKubeClient>> PocoKubeClient::Background() const {
+  CL_ASSIGN_OR_RETURN(std::unique_ptr<PocoKubeClient> client, Open(impl_->options));
+  client->impl_->bucket = impl_->bucket;
+  client->impl_->background = true;
+  return client;
+}
 PocoKubeClient::~PocoKubeClient() = default;
 
 Result<std::unique_ptr<PocoKubeClient>> PocoKubeClient::Open(const PocoKubeClientOptions& options) {

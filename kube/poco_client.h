@@ -68,6 +68,12 @@ class PocoKubeClient final : public KubeClient {
   KubeResult<WatchResult> Watch(const ResourceType& type, std::string_view ns,
                                 const WatchOptions& options, const WatchHandler& handler) override;
 
+  // A client for best-effort requests (Kubernetes Events) that shares this client's rate limit
+  // but only spends what this client's own requests leave: each of its requests waits until the
+  // bucket holds a whole token, so never ahead of an outstanding reservation. Its own connections,
+  // the same settings otherwise. Must not outlive this client.
+  Result<std::unique_ptr<PocoKubeClient>> Background() const;
+
  private:
   struct Impl;
   explicit PocoKubeClient(std::unique_ptr<Impl> impl);

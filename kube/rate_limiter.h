@@ -22,7 +22,15 @@ class TokenBucket {
   // was available). Reservations queue: the n-th caller beyond the burst waits n/qps. Thread-safe.
   Duration Reserve();
 
+  // For best-effort requests that must never delay Reserve()'s callers: takes a token only when a
+  // whole one is there now, so never while reservations are outstanding. Returns zero when it
+  // took one, else how long until one would be there if nobody reserved meanwhile (then call
+  // again). Thread-safe.
+  Duration TryTake();
+
  private:
+  void Refill();  // under mu_
+
   const MonotonicClock& clock_;
   const double qps_;
   const double burst_;

@@ -31,10 +31,27 @@ TEST(TokenBucketTest, RefillsUpToBurstOnly) {
   EXPECT_EQ(bucket.Reserve(), milliseconds(100));
 }
 
+TEST(TokenBucketTest, TryTakeNeverGoesAheadOfAReservation) {
+  ManualClock clock(Time::FromUnix(0));
+  TokenBucket bucket(clock, /*qps=*/10, /*burst=*/2);
+  EXPECT_EQ(bucket.TryTake(), Duration::zero());  // a whole token was there
+  EXPECT_EQ(bucket.Reserve(), Duration::zero());  // the last one
+  // Empty: a background request waits for the next token...
+  EXPECT_EQ(bucket.TryTake(), milliseconds(100));
+  // ...but a reservation made meanwhile takes it first.
+  EXPECT_EQ(bucket.Reserve(), milliseconds(100));
+  clock.Advance(milliseconds(100));
+  EXPECT_EQ(bucket.TryTake(), milliseconds(100));  // the refill went to the reservation
+  clock.Advance(milliseconds(100));
+  EXPECT_EQ(bucket.TryTake(), Duration::zero());
+  EXPECT_EQ(bucket.Reserve(), milliseconds(100));  // and TryTake's token counts against others
+}
+
 TEST(TokenBucketTest, DisabledWithZeroQps) {
   ManualClock clock(Time::FromUnix(0));
   TokenBucket bucket(clock, 0, 1);
   for (int i = 0; i < 100; ++i) EXPECT_EQ(bucket.Reserve(), Duration::zero());
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(bucket.TryTake(), Duration::zero());
 }
 
 TEST(RetryPolicyTest, JitterIsDeterministicAndInRange) {

@@ -176,7 +176,15 @@ class RunFixture : public ::testing::Test {
 
   // Ingest catches up, ready passes run, until neither has anything left. Back-off retries due
   // within `horizon` of controller time are run too (the clock jumps to them).
+  // Runs the passes due within `horizon`, then waits for the Events they recorded to be sent.
   void Settle(const kube::ResourceType& type, Duration horizon = std::chrono::seconds(2)) {
+    RunPasses(type, horizon);
+    if (assembly_) {
+      ASSERT_TRUE(assembly_->FlushEvents(std::chrono::seconds(30))) << "Events unsent";
+    }
+  }
+
+  void RunPasses(const kube::ResourceType& type, Duration horizon) {
     const Time limit = clock_.Now().Add(horizon);
     for (int round = 0; round < 200; ++round) {
       ASSERT_TRUE(Eventually([&] { return Synced(type); })) << "ingest did not catch up";
