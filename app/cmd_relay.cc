@@ -19,6 +19,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: cronledger relay --kafka-brokers HOST:PORT[,...] [--kubeconfig F] [--context C]\n"
+    "         [--kube-api-qps Q] [--kube-api-burst N]\n"
     "         [--resource cronjobs.v1.cronledger.io|cronjobs.v1.batch] [-n|--namespace NS]\n"
     "         [--kafka-topic-prefix P] [--kafka-config FILE] [--resync DUR] [--verbose]\n"
     "Lists and watches CronJobs of the resource and batch/v1 Jobs and publishes every watch\n"
@@ -33,7 +34,7 @@ void OnSignal(int) { g_stop.store(true); }
 void LogLine(const std::string& line) { ProcessLog().Info("relay", line); }
 
 Result<RelayConfig> ParseOptions(const std::vector<std::string>& args, std::string* kubeconfig,
-                                 std::string* context, bool* verbose) {
+                                 std::string* context, KubeApiLimits* limits, bool* verbose) {
   Flags flags;
   flags.Value("kubeconfig")
       .Value("context")
@@ -41,12 +42,14 @@ Result<RelayConfig> ParseOptions(const std::vector<std::string>& args, std::stri
       .Value("namespace", "n")
       .Value("kafka-brokers");
   flags.Value("kafka-topic-prefix").Value("kafka-config").Value("resync").Switch("verbose");
+  DeclareKubeApiFlags(flags);
   CL_RETURN_IF_ERROR(flags.Parse(args));
   if (!flags.positionals().empty()) return Status::InvalidArgument("unexpected arguments");
   RelayConfig c;
   *kubeconfig = flags.GetOr("kubeconfig", "");
   *context = flags.GetOr("context", "");
   *verbose = flags.Has("verbose");
+  CL_ASSIGN_OR_RETURN(*limits, ParseKubeApiFlags(flags));
   CL_ASSIGN_OR_RETURN(c.resource,
                       kube::LookupResource(flags.GetOr("resource", "cronjobs.v1.cronledger.io")));
   c.namespace_ = flags.GetOr("namespace", "");
@@ -72,8 +75,9 @@ Result<RelayConfig> ParseOptions(const std::vector<std::string>& args, std::stri
 int Run(const std::vector<std::string>& args, const CommandIo& io) {
   std::string kubeconfig;
   std::string context;
+  KubeApiLimits limits;
   bool verbose = false;
-  auto parsed = ParseOptions(args, &kubeconfig, &context, &verbose);
+  auto parsed = ParseOptions(args, &kubeconfig, &context, &limits, &verbose);
   if (!parsed.ok()) {
     std::fprintf(io.err, "cronledger relay: %s\n%s", parsed.status().message().c_str(), kUsage);
     return kExitUsage;
@@ -92,7 +96,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   }
   const SystemClock& clocks = RealClock();
   kube::RealSleeper sleeper;
-  auto client = OpenKubeClient(*config, sleeper, "cronledger/0.1.0 (watch-relay)");
+  auto client = OpenKubeClient(*config, limits, sleeper, "cronledger/0.1.0 (watch-relay)");
   if (!client.ok()) {
     ProcessLog().Error("relay", client.status().ToString());
     return kExitFailure;

@@ -31,7 +31,7 @@ namespace cronledger::app {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: cronledger run [--kubeconfig F] [--context C]\n"
+    "usage: cronledger run [--kubeconfig F] [--context C] [--kube-api-qps Q] [--kube-api-burst N]\n"
     "         [--resource cronjobs.v1.cronledger.io|cronjobs.v1.batch]\n"
     "         [--shadow] [--shadow-grace DUR] [--data-dir DIR] [--workers N]\n"
     "         [--sync always|batch|none] [--ledger-write-buffer-mib N] [--ledger-block-cache-mib "
@@ -60,6 +60,7 @@ struct Options {
   store::LedgerOptions ledger;
   std::string kubeconfig;
   std::string context;  // --context: a kubeconfig context instead of current-context
+  KubeApiLimits kube_api;
   std::optional<emit::KafkaConfig> kafka;
   std::string kafka_source_id;  // --kafka-source-id: cronledger-source of the outbox records
   bool publish_watch = false;   // --publish-watch: the watch relay beside (docs/kafka.md)
@@ -120,11 +121,13 @@ Result<Options> ParseOptions(const std::vector<std::string>& args) {
   flags.Value("listen").Value("token-file");
   flags.Value("metrics-bind-address").Value("health-probe-bind-address");
   DeclareLedgerMemoryFlags(flags);
+  DeclareKubeApiFlags(flags);
   CL_RETURN_IF_ERROR(flags.Parse(args));
   if (!flags.positionals().empty()) return Status::InvalidArgument("unexpected arguments");
   Options o;
   o.kubeconfig = flags.GetOr("kubeconfig", "");
   o.context = flags.GetOr("context", "");
+  CL_ASSIGN_OR_RETURN(o.kube_api, ParseKubeApiFlags(flags));
   CL_ASSIGN_OR_RETURN(o.run.resource,
                       kube::LookupResource(flags.GetOr("resource", "cronjobs.v1.cronledger.io")));
   o.run.shadow = flags.Has("shadow");
@@ -251,7 +254,8 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   }
   const SystemClock& clocks = RealClock();
   kube::RealSleeper sleeper;
-  auto client = OpenKubeClient(*config, sleeper, "cronledger/0.1.0 (cronjob-controller)");
+  auto client =
+      OpenKubeClient(*config, o.kube_api, sleeper, "cronledger/0.1.0 (cronjob-controller)");
   auto ledger = store::Ledger::Open(o.ledger);
   model::SystemTimeZoneDbOptions tz;
   tz.zoneinfo_dir = o.run.zoneinfo_dir;

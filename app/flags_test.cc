@@ -5,6 +5,7 @@
 #include <limits>
 #include <utility>
 
+#include "app/support_kube.h"
 #include "app/support_ledger.h"
 
 namespace cronledger::app {
@@ -171,6 +172,34 @@ TEST(TimeArg, TimeFlagNamesTheFlagAndIsAbsentWhenNotGiven) {
   auto bad = TimeFlag(g, "since", now);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message().rfind("--since: ", 0), 0u) << bad.status().message();
+}
+
+TEST(KubeApiFlags, DefaultsAreClientGosAndBadValuesNameTheFlag) {
+  auto parse = [](std::vector<std::string> args) {
+    Flags f;
+    DeclareKubeApiFlags(f);
+    EXPECT_TRUE(f.Parse(args).ok());
+    return ParseKubeApiFlags(f);
+  };
+  auto defaults = parse({});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->qps, 20);
+  EXPECT_EQ(defaults->burst, 30);
+  auto set = parse({"--kube-api-qps", "150.5", "--kube-api-burst=300"});
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(set->qps, 150.5);
+  EXPECT_EQ(set->burst, 300);
+  for (const char* bad : {"0", "-5", "abc", "", "5x", "inf", "nan", "1e999"}) {
+    auto r = parse({"--kube-api-qps", bad});
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().message(), std::string("--kube-api-qps: a number of requests per second "
+                                                "above 0, not \"") +
+                                        bad + "\"");
+  }
+  auto burst = parse({"--kube-api-burst", "0"});
+  ASSERT_FALSE(burst.ok());
+  EXPECT_EQ(burst.status().message(),
+            "--kube-api-burst: a whole number from 1 to 1000000, not \"0\"");
 }
 
 }  // namespace

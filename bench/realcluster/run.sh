@@ -6,6 +6,9 @@
 # CPU seconds per created Job of the controller process; then cronledger/upstream ratios.
 #
 #   bench/realcluster/run.sh [N...]          default N: 200 1000; MINUTES (env) default 3
+#   QPS=100 bench/realcluster/run.sh ...     both controllers' client-side API rate limit
+#                                            (--kube-api-qps, burst 1.5x); default 20, burst 30,
+#                                            both controllers' defaults
 #   BUILD_DIR=build-bench                    where the cronledger binary is (bench/run.sh sets it)
 #
 # Nothing runs Pods (no scheduler or kubelet), so every Job stays active: the numbers are the
@@ -19,6 +22,8 @@ cronledger="$build/app/cronledger"
 sizes=("$@")
 [[ ${#sizes[@]} -gt 0 ]] || sizes=(200 1000)
 minutes="${MINUTES:-3}"
+qps="${QPS:-20}"
+burst=$(( qps * 3 / 2 ))
 work="$(mktemp -d /tmp/cronledger-realcluster.XXXXXX)"
 cp="$work/control-plane"
 cleanup() { kill "${cl_pid:-}" 2>/dev/null || true; "$root/tests/e2e/control-plane.sh" stop "$cp" || true; }
@@ -63,16 +68,19 @@ print(len(s), q(0.5), q(0.99), s[-1] if s else float("nan"))
 ' "$2" "$3"
 }
 
-printf '%-8s %-12s %8s %6s %6s %6s %12s\n' N controller jobs p50_s p99_s max_s cpu_ms/job >"$work/table"
+echo "client-side API limit of both controllers: $qps requests/s, burst $burst" >"$work/table"
+printf '%-8s %-12s %8s %6s %6s %6s %12s\n' N controller jobs p50_s p99_s max_s cpu_ms/job >>"$work/table"
 for n in "${sizes[@]}"; do
   up="bench-up-$n" cl="bench-cl-$n"
   kc create namespace "$up" >/dev/null
   kc create namespace "$cl" >/dev/null
   cronjobs batch/v1 "$up" "$n" | kc apply -f - >/dev/null
   cronjobs cronledger.io/v1 "$cl" "$n" | kc apply -f - >/dev/null
-  "$root/tests/e2e/control-plane.sh" kcm-start "$cp"
+  KCM_EXTRA_ARGS="--kube-api-qps $qps --kube-api-burst $burst" \
+    "$root/tests/e2e/control-plane.sh" kcm-start "$cp"
   kcm_pid="$(cat "$cp/kcm.pid")"
   "$cronledger" run --kubeconfig "$KUBECONFIG" --resource cronjobs.v1.cronledger.io \
+    --kube-api-qps "$qps" --kube-api-burst "$burst" \
     --data-dir "$work/ledger-$n" >"$work/cronledger-$n.log" 2>&1 &
   cl_pid=$!
   # Measure from the second boundary on (the first lets both controllers list and settle).

@@ -165,7 +165,7 @@ kcm_start() {
     --authentication-kubeconfig "$dir/kcm.kubeconfig" --authorization-kubeconfig "$dir/kcm.kubeconfig" \
     --controllers cronjob,garbagecollector,namespace --use-service-account-credentials \
     --leader-elect=false --bind-address 127.0.0.1 --secure-port "$(free_port)" \
-    --v 2 >>"$dir/kcm.log" 2>&1 &
+    --v 2 ${KCM_EXTRA_ARGS:-} >>"$dir/kcm.log" 2>&1 &
   echo $! >"$dir/kcm.pid"
   wait_ready kube-controller-manager 30 grep -q "Started controller\|Starting controller\|cronjob" "$dir/kcm.log" \
     || { tail -30 "$dir/kcm.log" >&2; exit 1; }

@@ -57,27 +57,8 @@ sleep_until_second() {
   sleep $((target - now))
 }
 
-# sa_kubeconfig <namespace> <serviceaccount> <file>: a kubeconfig that authenticates as the
-# ServiceAccount with a token the API server issues (TokenRequest), as a pod's projected token does.
-sa_kubeconfig() {
-  local token
-  token="$(kc create token "$2" -n "$1" --duration 2h)" || return 1
-  printf '%s' "$token" >"$3.token"
-  cat >"$3" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: e2e
-  cluster: {server: "$E2E_APISERVER", certificate-authority: "$E2E_CA"}
-users:
-- name: $2
-  user: {tokenFile: "$3.token"}
-contexts:
-- name: e2e
-  context: {cluster: e2e, user: $2, namespace: $1}
-current-context: e2e
-EOF
-}
+# sa_kubeconfig (shared with the Kafka scripts).
+source "$(dirname "${BASH_SOURCE[0]}")/sa-kubeconfig.sh"
 
 # Background processes this script started, stopped on exit.
 e2e_pids=()

@@ -5,6 +5,8 @@
 
 E2E_KAFKA_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 E2E_REPO="${REPO_ROOT:-$(cd "$E2E_KAFKA_DIR/../../.." && pwd)}"
+# sa_kubeconfig, for the scripts that also talk to the real API server.
+source "$E2E_KAFKA_DIR/../sa-kubeconfig.sh"
 
 # require_env VAR...: each must be set, or the script cannot run at all (exit 2: a wiring error,
 # not a test failure).

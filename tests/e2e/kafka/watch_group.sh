@@ -2,7 +2,9 @@
 # The watch relay and two `run --kafka-watch-topic` replicas in one consumer group, against the
 # real broker (KAFKA_BROKERS) and a real kube-apiserver (E2E_KUBECONFIG, an admin kubeconfig with
 # the cronledger CRD installed; kubectl from E2E_KUBECTL or PATH). Skipped (exit 77) without
-# E2E_KUBECONFIG.
+# E2E_KUBECONFIG. The relay and the replicas authenticate as ServiceAccounts bound to the Kafka
+# overlay's ClusterRoles (deploy/kubernetes/overlays/kafka/rbac.yaml), with tokens the API server
+# issues: RBAC for real, least privilege shown by doing the whole job with it.
 #
 #   kube-apiserver --relay--> P.watch --(group G, coordinator: the broker)--> run a, run b
 #                                                     a, b --createJob--> kube-apiserver
@@ -37,9 +39,12 @@ ns="e2e-wg-$(date +%s)-$RANDOM"
 group="$prefix-group"
 cronjobs=(cj0 cj1 cj2 cj3 cj4 cj5 cj6 cj7)
 
+controller_sa="e2e-wg-controller-$RANDOM"
 cleanup() {
   cleanup_pids
   kc delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
+  kc delete clusterrolebinding "$controller_sa" >/dev/null 2>&1 || true
+  kc delete serviceaccount "$controller_sa" -n cronledger-system >/dev/null 2>&1 || true
   report_time
 }
 trap cleanup EXIT
@@ -59,6 +64,16 @@ metric() {  # metric PORT NAME: a gauge/counter value from a replica's /metrics
 }
 
 kc create namespace "$ns" >/dev/null
+# The overlay's RBAC. Its controller role is bound to the ServiceAccount `cronledger`, which the
+# controller-mode scripts bind to their own role too; a ServiceAccount of this script's, bound to
+# the same ClusterRole, shows that the Kafka role alone is enough.
+kc apply -f "$E2E_REPO/deploy/kubernetes/base/namespace.yaml" \
+  -f "$E2E_REPO/deploy/kubernetes/overlays/kafka/rbac.yaml" >/dev/null
+kc create serviceaccount "$controller_sa" -n cronledger-system >/dev/null
+kc create clusterrolebinding "$controller_sa" --clusterrole cronledger-kafka-controller \
+  --serviceaccount "cronledger-system:$controller_sa" >/dev/null
+sa_kubeconfig cronledger-system cronledger-relay "$work/relay.kubeconfig"
+sa_kubeconfig cronledger-system "$controller_sa" "$work/controller.kubeconfig"
 for cj in "${cronjobs[@]}"; do
   cat <<EOF
 ---
@@ -84,7 +99,7 @@ done >"$work/cronjobs.yaml"
 kc apply -f "$work/cronjobs.yaml" >/dev/null
 say "namespace $ns with ${#cronjobs[@]} CronJobs; broker $KAFKA_BROKERS, topic prefix $prefix"
 
-"$CRONLEDGER" relay --kafka-brokers "$KAFKA_BROKERS" --kubeconfig "$E2E_KUBECONFIG" \
+"$CRONLEDGER" relay --kafka-brokers "$KAFKA_BROKERS" --kubeconfig "$work/relay.kubeconfig" \
   --namespace "$ns" --kafka-topic-prefix "$prefix" 2>"$work/relay.err" &
 E2E_PIDS+=($!)
 relay_pid=$!
@@ -103,7 +118,7 @@ declare -A port pid
 start_replica() {
   local r="$1"
   port[$r]="$(free_port)"
-  "$CRONLEDGER" run --kubeconfig "$E2E_KUBECONFIG" --data-dir "$work/data-$r" --sync none \
+  "$CRONLEDGER" run --kubeconfig "$work/controller.kubeconfig" --data-dir "$work/data-$r" --sync none \
     --kafka-brokers "$KAFKA_BROKERS" --kafka-topic-prefix "$prefix" \
     --kafka-watch-topic "$prefix.watch" --kafka-group-id "$group" --kafka-source-id "$r" \
     --kafka-config "$work/consumer.properties" --metrics-bind-address "127.0.0.1:${port[$r]}" \
@@ -209,4 +224,6 @@ for cj in "${cronjobs[@]}"; do
   done
 done
 check_eq "every CronJob has a Job and a createJob decision for each minute $first_minute..$last_minute" 0 "$missing"
+check "no request of the relay or the replicas (ServiceAccount tokens) was refused by RBAC" \
+  bash -c '! grep -l -e Forbidden -e " 403" "$@"' _ "$work/relay.err" "$work"/run-*.err
 say "PASS"
