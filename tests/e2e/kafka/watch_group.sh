@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The watch relay and two `run --kafka-watch-topic` replicas in one consumer group, against the
-# real broker (KAFKA_BROKERS) and a real kube-apiserver (E2E_KUBECONFIG, an admin kubeconfig with
-# the cronledger CRD installed; kubectl from E2E_KUBECTL or PATH). Skipped (exit 77) without
+# real broker (KAFKA_BROKERS) and a real kube-apiserver (E2E_KUBECONFIG, an admin kubeconfig; the
+# script installs the CRD; kubectl from E2E_KUBECTL or PATH). Skipped (exit 77) without
 # E2E_KUBECONFIG. The relay and the replicas authenticate as ServiceAccounts bound to the Kafka
 # overlay's ClusterRoles (deploy/kubernetes/overlays/kafka/rbac.yaml), with tokens the API server
 # issues: RBAC for real, least privilege shown by doing the whole job with it.
@@ -64,6 +64,8 @@ metric() {  # metric PORT NAME: a gauge/counter value from a replica's /metrics
 }
 
 kc create namespace "$ns" >/dev/null
+kc apply -k "$E2E_REPO/deploy/kubernetes/crd" >/dev/null
+kc wait --for=condition=Established --timeout=60s crd/cronjobs.cronledger.io >/dev/null
 # The overlay's RBAC. Its controller role is bound to the ServiceAccount `cronledger`, which the
 # controller-mode scripts bind to their own role too; a ServiceAccount of this script's, bound to
 # the same ClusterRole, shows that the Kafka role alone is enough.
