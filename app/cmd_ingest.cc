@@ -9,6 +9,8 @@
 #include "app/command.h"
 #include "app/flags.h"
 #include "app/output.h"
+#include "app/support_admin.h"
+#include "app/system_clock.h"
 #include "ingest/stream_ingest.h"
 #include "store/ledger.h"
 
@@ -88,6 +90,9 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     std::fprintf(io.err, "cronledger ingest: %s\n", ledger.status().ToString().c_str());
     return kExitFailure;
   }
+  // backup and retention ask this process while it holds the ledger (app/support_admin.h).
+  std::unique_ptr<AdminSocket> admin =
+      StartAdminSocket("ingest", o.ledger.path, **ledger, RealClock());
   const bool tty = ::isatty(fileno(io.err)) != 0;
   const auto start = std::chrono::steady_clock::now();
   auto last_progress = start;
@@ -114,6 +119,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   };
   auto result = ingest::IngestStream(fd, ledger->get(), o.stream, on_commit);
   ::close(fd);
+  admin.reset();
   if (tty) std::fprintf(io.err, "\r\033[K");
   if (!result.ok()) {
     std::fprintf(io.err, "cronledger ingest: %s\n", result.status().ToString().c_str());

@@ -7,6 +7,7 @@
 #include "app/command.h"
 #include "app/flags.h"
 #include "app/output.h"
+#include "app/support_admin.h"
 #include "store/ledger.h"
 
 namespace cronledger::app {
@@ -18,8 +19,8 @@ constexpr const char* kUsage =
     "Deletes the raw bytes of watch events older than --raw-max-age (the normalized record stays)\n"
     "and input records older than --log-max-age, never what the view points at. At least one\n"
     "age is required (the ledger keeps everything by default). --dry-run reports the counts and\n"
-    "deletes nothing; it opens the ledger read-only, so it works while `run` or `ingest` holds "
-    "it.\n";
+    "deletes nothing; it opens the ledger read-only. While `run` or `ingest` holds the ledger,\n"
+    "the deletion is done by that process (through admin.sock in the data directory).\n";
 
 int Run(const std::vector<std::string>& args, const CommandIo& io) {
   Flags flags;
@@ -52,29 +53,44 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     return kExitUsage;
   }
   options.dry_run = flags.Has("dry-run");
-  store::LedgerOptions lo;
-  lo.path = flags.GetOr("data-dir", "./data");
-  lo.create_if_missing = false;
-  lo.read_only = options.dry_run;
-  auto ledger = store::Ledger::Open(lo);
-  if (!ledger.ok()) {
-    std::fprintf(io.err, "cronledger retention: %s\n", ledger.status().ToString().c_str());
-    return kExitFailure;
+  const std::string data_dir = flags.GetOr("data-dir", "./data");
+  const model::Json request = {{"op", "retention"},
+                               {"rawMaxAgeNanos", options.raw_max_age.count()},
+                               {"logMaxAgeNanos", options.log_max_age.count()},
+                               {"dryRun", options.dry_run}};
+  // A dry run reads (read-only open, beside any writer); a real one is done by the process
+  // holding the ledger, if any, else by this one.
+  Result<model::Json> answer = Status::NotFound("");
+  if (!options.dry_run) {
+    answer = CallAdminSocket(AdminSocketPath(data_dir), request, std::chrono::hours(1));
+    if (!answer.ok() && answer.status().code() != Status::Code::kNotFound) {
+      std::fprintf(io.err, "cronledger retention: %s\n", answer.status().ToString().c_str());
+      return kExitFailure;
+    }
   }
-  const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        std::chrono::system_clock::now().time_since_epoch())
-                        .count();
-  const Time now = Time::FromUnix(wall / 1000000000, static_cast<int32_t>(wall % 1000000000));
-  auto report = (*ledger)->ApplyRetention(options, now);
-  if (!report.ok()) {
-    std::fprintf(io.err, "cronledger retention: %s\n", report.status().ToString().c_str());
+  if (!answer.ok()) {
+    store::LedgerOptions lo;
+    lo.path = data_dir;
+    lo.create_if_missing = false;
+    lo.read_only = options.dry_run;
+    auto ledger = store::Ledger::Open(lo);
+    if (!ledger.ok()) {
+      std::fprintf(io.err, "cronledger retention: %s\n", ledger.status().ToString().c_str());
+      return kExitFailure;
+    }
+    const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+    const Time now = Time::FromUnix(wall / 1000000000, static_cast<int32_t>(wall % 1000000000));
+    answer = RunLedgerMaintenance(**ledger, request, now);
+  }
+  if (!(*answer).value("ok", false) || !(*answer).contains("item")) {
+    std::fprintf(io.err, "cronledger retention: %s\n",
+                 (*answer).value("error", std::string("failed")).c_str());
     return kExitFailure;
   }
   PrintItems(io.out, *format, {"rawPruned", "inputsPruned", "pinned", "dryRun"},
-             {model::Json{{"rawPruned", report->raw_deleted},
-                          {"inputsPruned", report->inputs_deleted},
-                          {"pinned", report->pinned},
-                          {"dryRun", report->dry_run}}});
+             {(*answer)["item"]});
   return kExitOk;
 }
 

@@ -16,6 +16,7 @@
 #include "app/command.h"
 #include "app/flags.h"
 #include "app/log.h"
+#include "app/support_admin.h"
 #include "app/support_kafka_relay.h"
 #include "app/support_kube.h"
 #include "app/support_ledger.h"
@@ -135,7 +136,9 @@ Result<Options> ParseOptions(const std::vector<std::string>& args) {
   o.ledger.path = flags.GetOr("data-dir", "./data");
   CL_ASSIGN_OR_RETURN(o.ledger.sync, store::ParseSyncMode(flags.GetOr("sync", "batch")));
   CL_RETURN_IF_ERROR(ApplyLedgerMemoryFlags(flags, o.ledger));
-  CL_ASSIGN_OR_RETURN(const uint64_t workers, flags.Uint("workers", 1, 999, 2));
+  // Default 5: kube-controller-manager's --concurrent-cron-job-syncs. Passes mostly wait on
+  // the API server, so concurrency, not cores, bounds how many run per second.
+  CL_ASSIGN_OR_RETURN(const uint64_t workers, flags.Uint("workers", 1, 999, 5));
   o.run.workers = static_cast<int>(workers);
   if (flags.Has("leader-elect")) {
     kube::LeaderElectionOptions le;
@@ -266,6 +269,8 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
       return kExitFailure;
     }
   }
+  // backup and retention ask this process while it holds the ledger (app/support_admin.h).
+  std::unique_ptr<AdminSocket> admin = StartAdminSocket("run", o.ledger.path, **ledger, clocks);
   auto events_client = (*client)->Background();
   if (!events_client.ok()) {
     ProcessLog().Error("run", events_client.status().ToString());
@@ -367,6 +372,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   if (server) server->Stop();
   server.reset();
   assembly->reset();
+  admin.reset();
   ledger->reset();  // closes RocksDB: the write-ahead log is synced (SyncMode batch included)
   LogLine("stopped");
   return exit_code;

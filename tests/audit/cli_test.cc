@@ -8,6 +8,7 @@
 #include <Poco/StreamCopier.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -217,8 +218,35 @@ TEST(AuditCliHeldStore, AuditReportAndServeWorkWhileAnotherProcessHoldsTheStore)
   EXPECT_EQ(names(), (std::vector<std::string>{"first", "second"}));
   EXPECT_EQ(Get(serve.port(), "/readyz", "").first, 200);
   EXPECT_EQ(serve.Stop(), 0);
+
+  // Backup and retention need the write lock: the writer does them through its admin socket.
+  const std::string backup = dir.Sub("backup");
+  const CliResult backed_up = Cli("backup --to " + backup + flags, /*merge_stderr=*/true);
+  ASSERT_EQ(backed_up.exit_code, 0) << backed_up.out;
+  EXPECT_NE(backed_up.out.find("written by the process that holds"), std::string::npos)
+      << backed_up.out;
+  EXPECT_NE(backed_up.out.find("backup written to " + backup), std::string::npos);
+  model::Json copy =
+      Json(Cli("report adherence --cronjob audit-e2e/second -o json --data-dir " + backup));
+  ASSERT_EQ(copy["items"].size(), 1u) << copy.dump();  // the latest commit is in the backup
+  cli_test::CliOptions capture;
+  capture.stderr_mode = cli_test::Stderr::kCapture;
+  const CliResult again =
+      cli_test::RunShell(CRONLEDGER_BIN, "backup --to " + backup + flags, capture);
+  EXPECT_EQ(again.exit_code, 1);  // the holder's error, passed on
+  EXPECT_FALSE(again.err.empty());
+  model::Json pruned = Json(Cli("retention --log-max-age 87600h -o json" + flags));
+  ASSERT_EQ(pruned["items"].size(), 1u) << pruned.dump();
+  EXPECT_EQ(pruned["items"][0]["dryRun"], false);
+  EXPECT_EQ(pruned["items"][0]["inputsPruned"], 0);  // nothing is ten years old
+
   writer.CloseStdin();
   EXPECT_EQ(writer.Wait(), 0);
+  // The writer is gone, and so is its socket: the commands open the ledger themselves again.
+  EXPECT_FALSE(std::filesystem::exists(data + "/admin.sock"));
+  const CliResult local = Cli("backup --to " + dir.Sub("backup2") + flags, /*merge_stderr=*/true);
+  ASSERT_EQ(local.exit_code, 0) << local.out;
+  EXPECT_EQ(local.out.find("written by the process that holds"), std::string::npos);
 }
 
 }  // namespace
