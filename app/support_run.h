@@ -161,7 +161,7 @@ struct RunConfig {
   kube::ResourceType resource = kube::CronledgerCronJobs();
   bool shadow = false;
   // Controller worker threads (real time). Default: 2.
-  int workers = 2;
+  int workers = 5;  // kube-controller-manager's --concurrent-cron-job-syncs
   // Set: only the Lease holder acts. Unset: this process always acts.
   std::optional<kube::LeaderElectionOptions> leader_election;
   emit::EventRecorderOptions events;
