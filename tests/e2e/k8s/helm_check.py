@@ -8,6 +8,8 @@
                                           dropping the chart's instance label from selectors
   dashboard-rules DASHBOARD OUT           every panel query of the Grafana dashboard as a recording
                                           rule in the rule file OUT (for `promtool check rules`)
+  untested-alerts RULES TESTS             the alerts of RULES without a test in TESTS where they fire
+                                          and one where they do not (prints their names)
   served-names METRICS_TEXT FILE...       every metric the rule files and dashboards in FILE...
                                           select (NAME{...}) is in the /metrics text's families
 """
@@ -190,9 +192,24 @@ def served_names(metrics_path, files):
     return ok
 
 
+def untested_alerts(rules_path, tests_path):
+    with open(rules_path) as f:
+        alerts = {r["alert"] for g in yaml.safe_load(f)["groups"] for r in g["rules"] if "alert" in r}
+    with open(tests_path) as f:
+        tests = yaml.safe_load(f)["tests"]
+    fires, quiet = set(), set()
+    for t in tests:
+        for a in t.get("alert_rule_test", []):
+            (fires if a.get("exp_alerts") else quiet).add(a["alertname"])
+    for name in sorted(alerts):
+        if name not in fires or name not in quiet:
+            print(f"{name} (fires: {name in fires}, quiet: {name in quiet})")
+    return True
+
+
 def main(argv):
     cmds = {"same-objects": same_objects, "rule-groups": rule_groups, "same-spec": same_spec,
-            "dashboard-rules": dashboard_rules}
+            "dashboard-rules": dashboard_rules, "untested-alerts": untested_alerts}
     if len(argv) >= 2 and argv[0] == "served-names":
         return served_names(argv[1], argv[2:])
     if not argv or argv[0] not in cmds:
