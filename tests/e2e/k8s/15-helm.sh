@@ -153,7 +153,26 @@ if [[ -n "${KAFKA_BROKERS:-}" ]]; then
 else
   fail "KAFKA_BROKERS is not set: the Kafka-mode metrics cannot be read (tests/e2e/run.sh starts a broker)"
 fi
+# A CronJob that never fires in the run, so that the controller's ledger holds a decision (the
+# audit API serves cronledger_ledger_horizon_timestamp_seconds from the first one on).
+kc create namespace e2e-helm --dry-run=client -o yaml | kc apply -f - >/dev/null
+kc apply -f - >/dev/null <<'YAML'
+apiVersion: cronledger.io/v1
+kind: CronJob
+metadata: {name: yearly, namespace: e2e-helm}
+spec:
+  schedule: "0 0 1 1 *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: c, image: busybox}]
+YAML
 scrape() { curl -sf "http://127.0.0.1:${mport[$1]}/metrics"; }
+api_scrape() { curl -sf -H "Authorization: Bearer e2e-metrics-token" "http://127.0.0.1:${aport[$1]}/metrics"; }
+check "the controller's ledger holds a decision for the CronJob (its audit API serves the horizon)" \
+  wait_until 60 sh -c "curl -sf -H 'Authorization: Bearer e2e-metrics-token' http://127.0.0.1:${aport[controller]}/metrics | grep -q '^cronledger_ledger_horizon_timestamp_seconds '"
 : >"$work/metrics-all.txt"
 for name in "${names[@]}"; do
   if ! wait_until 60 sh -c "curl -sf http://127.0.0.1:${mport[$name]}/metrics | grep -q '^cronledger_acting 1'"; then
@@ -161,8 +180,7 @@ for name in "${names[@]}"; do
     continue
   fi
   scrape "$name" >"$work/metrics-$name.txt"
-  curl -sf -H "Authorization: Bearer e2e-metrics-token" "http://127.0.0.1:${aport[$name]}/metrics" \
-    >"$work/api-metrics-$name.txt"
+  api_scrape "$name" >"$work/api-metrics-$name.txt"
   for f in metrics api-metrics; do
     if res="$("$PROMTOOL" check metrics <"$work/$f-$name.txt" 2>&1)"; then
       pass "promtool check metrics: the $f of cronledger run ($name), $(grep -c '^# TYPE' "$work/$f-$name.txt") families"
@@ -180,6 +198,8 @@ else
   fail "the alerts or the dashboard select metrics cronledger does not serve: $res"
 fi
 
+kc delete cronjobs.cronledger.io yearly -n e2e-helm >/dev/null
+kc delete namespace e2e-helm --wait=false >/dev/null
 for crd in servicemonitors prometheusrules; do
   kc delete crd "$crd.monitoring.coreos.com" --wait=false >/dev/null
 done

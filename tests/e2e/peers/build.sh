@@ -104,7 +104,10 @@ peer_helm() {
   echo "$dir"
 }
 
-# The flags of Prometheus' .promu.yml (version) and its build tags (netgo, builtinassets).
+# The flags of Prometheus' .promu.yml (version) and its build tags (netgo, builtinassets), plus
+# remove_all_sd: promtool without the service-discovery plugins (AWS, Azure, GCE, Kubernetes ...),
+# which only `promtool check config` of a scrape configuration would use; the rules, rule tests
+# and metrics checks do not.
 peer_promtool() {
   local dir="$cache/promtool-v$PROMETHEUS_VERSION"
   [[ -x "$dir/bin/promtool" ]] && { echo "$dir"; return; }
@@ -114,7 +117,7 @@ peer_promtool() {
   local tmp="$dir.tmp.$$"
   rm -rf "$tmp" && mkdir -p "$tmp/bin"
   (cd "$here/promtool" && CGO_ENABLED=0 GOFLAGS=-mod=readonly \
-     go build -trimpath -tags netgo,builtinassets \
+     go build -trimpath -tags netgo,builtinassets,remove_all_sd \
        -ldflags "-s -w -X $v.Version=$PROMETHEUS_VERSION -X $v.Branch=HEAD -X $v.BuildDate=19700101-00:00:00" \
        -o "$tmp/bin/promtool" github.com/prometheus/prometheus/cmd/promtool)
   rm -rf "$dir" && mv "$tmp" "$dir"
