@@ -4,8 +4,12 @@
 #   kube-apiserver, kube-controller-manager, kubectl   from k8s.io/kubernetes (Go module proxy)
 #   etcd                                               from go.etcd.io/etcd/server/v3
 #   Apache Kafka (KRaft) jars                          from Maven Central (org.apache.kafka:kafka_2.13)
+#   helm                                               from helm.sh/helm/v3 (cmd/helm)
+#   promtool                                           from github.com/prometheus/prometheus (cmd/promtool)
+#   the ServiceMonitor and PrometheusRule CRDs         from the github.com/prometheus-operator/prometheus-operator
+#                                                      module (example/prometheus-operator-crd/, nothing built)
 #
-# Usage: tests/e2e/peers/build.sh [kubernetes|etcd|kafka]...   (default: all)
+# Usage: tests/e2e/peers/build.sh [kubernetes|etcd|kafka|helm|promtool|prometheus-operator-crds]...   (default: all)
 # Cache: $CRONLEDGER_PEERS_CACHE (default ~/.cache/cronledger/peers)/<peer>-<version>/; a peer whose
 # directory holds a complete build is reused. Prints each peer's build time.
 set -euo pipefail
@@ -82,15 +86,76 @@ peer_kafka() {
   echo "$dir"
 }
 
+# The flags of helm's own Makefile: its version, and the Kubernetes version its capabilities and
+# lint rules assume, taken from the client-go it is built with (v0.M.N is Kubernetes 1.M).
+peer_helm() {
+  local dir="$cache/helm-v$HELM_VERSION"
+  [[ -x "$dir/bin/helm" ]] && { echo "$dir"; return; }
+  need_go
+  log "building helm v$HELM_VERSION"
+  local minor flags="-s -w" p
+  minor="$(cd "$here/helm" && go list -m -f '{{.Version}}' k8s.io/client-go | cut -d. -f2)"
+  flags+=" -X helm.sh/helm/v3/internal/version.version=v$HELM_VERSION"
+  flags+=" -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+  for p in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
+    flags+=" -X $p.k8sVersionMajor=1 -X $p.k8sVersionMinor=$minor"
+  done
+  build_go "$dir" "$here/helm" "$flags" helm.sh/helm/v3/cmd/helm
+  echo "$dir"
+}
+
+# The flags of Prometheus' .promu.yml (version) and its build tags (netgo, builtinassets), plus
+# remove_all_sd: promtool without the service-discovery plugins (AWS, Azure, GCE, Kubernetes ...),
+# which only `promtool check config` of a scrape configuration would use; the rules, rule tests
+# and metrics checks do not.
+peer_promtool() {
+  local dir="$cache/promtool-v$PROMETHEUS_VERSION"
+  [[ -x "$dir/bin/promtool" ]] && { echo "$dir"; return; }
+  need_go
+  log "building promtool v$PROMETHEUS_VERSION"
+  local v="github.com/prometheus/common/version"
+  local tmp="$dir.tmp.$$"
+  rm -rf "$tmp" && mkdir -p "$tmp/bin"
+  (cd "$here/promtool" && CGO_ENABLED=0 GOFLAGS=-mod=readonly \
+     go build -trimpath -tags netgo,builtinassets,remove_all_sd \
+       -ldflags "-s -w -X $v.Version=$PROMETHEUS_VERSION -X $v.Branch=HEAD -X $v.BuildDate=19700101-00:00:00" \
+       -o "$tmp/bin/promtool" github.com/prometheus/prometheus/cmd/promtool)
+  rm -rf "$dir" && mv "$tmp" "$dir"
+  echo "$dir"
+}
+
+# The CRDs as the module zip carries them; `go mod download` checks the zip against go.sum's
+# checksum database.
+peer_prometheus_operator_crds() {
+  local dir="$cache/prometheus-operator-crds-v$PROMETHEUS_OPERATOR_VERSION"
+  [[ -f "$dir/.complete" ]] && { echo "$dir"; return; }
+  need_go
+  log "downloading github.com/prometheus-operator/prometheus-operator v$PROMETHEUS_OPERATOR_VERSION"
+  local tmp="$dir.tmp.$$" src kind
+  src="$(cd "$cache" && GOFLAGS=-mod=mod go mod download -json \
+    "github.com/prometheus-operator/prometheus-operator@v$PROMETHEUS_OPERATOR_VERSION" | jq -r .Dir)"
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  for kind in servicemonitors prometheusrules; do
+    cp "$src/example/prometheus-operator-crd/monitoring.coreos.com_$kind.yaml" "$tmp/"
+  done
+  touch "$tmp/.complete"
+  rm -rf "$dir" && mv "$tmp" "$dir"
+  echo "$dir"
+}
+
 peers=("$@")
-[[ ${#peers[@]} -gt 0 ]] || peers=(kubernetes etcd kafka)
+[[ ${#peers[@]} -gt 0 ]] || peers=(kubernetes etcd kafka helm promtool prometheus-operator-crds)
 for p in "${peers[@]}"; do
   start=$(date +%s)
   case "$p" in
     kubernetes) peer_kubernetes ;;
     etcd) peer_etcd ;;
     kafka) peer_kafka ;;
-    *) echo "build.sh: unknown peer '$p' (kubernetes, etcd, kafka)" >&2; exit 2 ;;
+    helm) peer_helm ;;
+    promtool) peer_promtool ;;
+    prometheus-operator-crds) peer_prometheus_operator_crds ;;
+    *) echo "build.sh: unknown peer '$p' (kubernetes, etcd, kafka, helm, promtool, prometheus-operator-crds)" >&2
+       exit 2 ;;
   esac
   log "$p ready in $(( $(date +%s) - start )) s"
 done
