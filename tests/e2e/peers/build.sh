@@ -21,12 +21,13 @@ mkdir -p "$cache"
 
 log() { echo "peers: $*" >&2; }
 
-# The Kubernetes 1.34 and etcd 3.6 modules need Go 1.24 or newer (Debian 12's golang-go is 1.19).
+# The pinned modules need Go 1.26 or newer (their go.mod files; promtool's says 1.26.7, which an
+# older 1.26 fetches as its toolchain from the module proxy). Debian 12's golang-go is 1.19.
 need_go() {
   local v
   v="$(go env GOVERSION 2>/dev/null || true)"
-  if [[ ! "$v" =~ ^go1\.([0-9]+) ]] || (( BASH_REMATCH[1] < 24 )); then
-    echo "peers: Go >= 1.24 is needed to build kube-apiserver and etcd; found '${v:-no go}'" >&2
+  if [[ ! "$v" =~ ^go1\.([0-9]+) ]] || (( BASH_REMATCH[1] < 26 )); then
+    echo "peers: Go >= 1.26 is needed to build the peers; found '${v:-no go}'" >&2
     exit 1
   fi
 }
