@@ -276,6 +276,17 @@ std::string RunAssembly::RenderMetrics() const {
     Metric(&o, name, "counter", helps[i]);
     o += name + " " + std::to_string(counters[i].second) + "\n";
   }
+  // client-go's work-queue gauge, as kube-controller-manager serves it for its cronjob queue.
+  Metric(&o, "workqueue_depth", "gauge", "Current depth of workqueue");
+  o += "workqueue_depth{name=\"cronjob\"} " + std::to_string(c.queue_ready) + "\n";
+  Metric(&o, "cronledger_workqueue_delayed", "gauge",
+         "CronJobs waiting in the work queue for their time (next fire time, back-off).");
+  o += "cronledger_workqueue_delayed{name=\"cronjob\"} " + std::to_string(c.queue_delayed) + "\n";
+  Metric(&o, "cronledger_ledger_writable", "gauge",
+         "1 while the ledger accepts writes; 0 once a write failed (disk full, I/O error): the "
+         "controller stops acting and exits.");
+  o += std::string("cronledger_ledger_writable ") +
+       (parts_.ledger->WriteHealth().ok() ? "1" : "0") + "\n";
   struct Series {
     const char* name;
     const char* type;

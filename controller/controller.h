@@ -67,6 +67,10 @@ struct ControllerStats {
   uint64_t decode_cache_hits = 0;
   uint64_t decode_cache_misses = 0;
   uint64_t decode_cache_objects = 0;
+  // The work queue now: keys ready for a worker, and keys waiting for their time (a next fire
+  // time, a back-off).
+  uint64_t queue_ready = 0;
+  uint64_t queue_delayed = 0;
 };
 
 class Controller {

@@ -150,6 +150,8 @@ ControllerStats ControllerImpl::Stats() const {
   s.decode_cache_hits = cache.hits;
   s.decode_cache_misses = cache.misses;
   s.decode_cache_objects = cache.objects;
+  s.queue_ready = queue_.ReadyLen();
+  s.queue_delayed = queue_.DelayedLen();
   return s;
 }
 
