@@ -18,6 +18,7 @@
 
 #include "controller/controller.h"
 #include "controller/decoded_cache.h"
+#include "reconciler/invalid_object.h"
 
 namespace cronledger::controller {
 
@@ -120,6 +121,8 @@ class ControllerImpl final : public Controller {
     // copied), and in `in` the rest (now, options, tzdb, accounting, outcomes; its cron_job and
     // jobs stay empty).
     std::shared_ptr<const model::CronJob> cron_job;
+    // Set instead of cron_job when the stored CronJob does not decode (then `jobs` stays empty).
+    std::optional<reconciler::InvalidCronJob> invalid;
     std::vector<std::shared_ptr<const model::Job>> jobs;
     std::vector<const model::Job*> job_ptrs;
     reconciler::SyncInput in;
@@ -131,6 +134,8 @@ class ControllerImpl final : public Controller {
   // §3 step 1).
   Result<std::optional<PassContext>> BeginPass(const std::string& key, const std::string& why);
   Result<reconciler::Step> PerformCalls(PassContext& ctx, std::vector<model::Input>* unsent);
+  // The pass of a CronJob that does not decode (ctx.invalid): no call, one record.
+  static reconciler::Step InvalidStep(const PassContext& ctx);
   Status FinishPass(const PassContext& ctx, std::vector<model::Input> unsent,
                     reconciler::SyncResult& result);
   // Appends a pass's end (its unsent inputs, the PassEnd, its decisions and state) to `end`;

@@ -9,6 +9,7 @@
 #include "model/api_call.h"
 #include "model/json.h"
 #include "reconciler/decide.h"
+#include "reconciler/invalid_object.h"
 #include "store/view.h"
 
 namespace cronledger::controller {
@@ -92,6 +93,7 @@ Status IndexLog(store::Ledger& ledger, const model::TimeZoneDb& tzdb, LogIndex* 
 struct ViewSnapshot {
   model::CronJob cron_job;
   std::vector<model::Job> jobs;
+  std::optional<reconciler::InvalidCronJob> invalid;  // the CronJob's bytes do not decode
 };
 
 class ViewRebuilder {
@@ -110,9 +112,18 @@ class ViewRebuilder {
 
   Result<ViewSnapshot> Snapshot(const std::string& ns, const std::string& name) {
     ViewSnapshot s;
-    CL_ASSIGN_OR_RETURN(model::Json cj,
-                        RawOf(store::view_key::Object(model::ObjectKind::kCronJob, ns, name)));
-    CL_ASSIGN_OR_RETURN(s.cron_job, model::DecodeCronJob(cj));
+    const std::string cj_key = store::view_key::Object(model::ObjectKind::kCronJob, ns, name);
+    CL_ASSIGN_OR_RETURN(const std::string* raw, RawBytesOf(cj_key));
+    auto cj = reconciler::DecodeStoredCronJob(*raw);
+    if (!cj.ok()) {
+      // What the pass read: the entry's uid and seq, and the error (reconciler/invalid_object.h).
+      CL_ASSIGN_OR_RETURN(std::optional<std::string> bytes, view_.Get(cj_key));
+      CL_ASSIGN_OR_RETURN(store::ObjectEntry e, store::DecodeObjectEntry(*bytes));
+      s.invalid = reconciler::InvalidCronJob{model::CronJobRef{e.namespace_, e.name, e.uid},
+                                             e.source_seq, cj.status().message()};
+      return s;
+    }
+    s.cron_job = std::move(*cj);
     const std::string prefix = store::view_key::OwnerPrefix(ns, name);
     for (auto it = view_.entries().lower_bound(prefix);
          it != view_.entries().end() && it->first.starts_with(prefix); ++it) {
@@ -132,12 +143,16 @@ class ViewRebuilder {
     CL_ASSIGN_OR_RETURN(store::ObjectEntry e, store::DecodeObjectEntry(*bytes));
     return std::optional<uint64_t>(e.source_seq);
   }
-  Result<model::Json> RawOf(const std::string& key) {
+  Result<const std::string*> RawBytesOf(const std::string& key) {
     CL_ASSIGN_OR_RETURN(std::optional<uint64_t> seq, SourceOf(key));
     if (!seq) return Status::Corruption("replay: " + store::view_key::Describe(key) + " missing");
     auto it = raws_.find(*seq);
     if (it == raws_.end()) return Status::Corruption("replay: raw bytes pruned or missing");
-    return model::ParseJson(it->second);
+    return &it->second;
+  }
+  Result<model::Json> RawOf(const std::string& key) {
+    CL_ASSIGN_OR_RETURN(const std::string* raw, RawBytesOf(key));
+    return model::ParseJson(*raw);
   }
 
   store::MemViewStore view_;
@@ -190,15 +205,21 @@ std::string CompareDecisions(const std::vector<model::Decision>& recorded,
 std::string ReplayOne(const PassRecords& p, uint64_t tick_seq, ViewSnapshot view,
                       model::AccountingState accounting, const model::TimeZoneDb& tzdb,
                       ReplayedPass* out) {
-  reconciler::SyncInput in;
-  in.cron_job = std::move(view.cron_job);
-  in.jobs = std::move(view.jobs);
-  in.now = p.tick.now;
-  in.options.history_cleanup = p.history_cleanup;
-  in.tzdb = &tzdb;
-  in.accounting = std::move(accounting);
-  in.outcomes = p.outcomes;
-  reconciler::Step step = reconciler::Decide(in);
+  reconciler::Step step;
+  if (view.invalid) {
+    // The pass of a CronJob that does not decode makes no call (reconciler/invalid_object.h).
+    step.result = reconciler::DecideInvalidCronJob(*view.invalid, p.tick.now, accounting);
+  } else {
+    reconciler::SyncInput in;
+    in.cron_job = std::move(view.cron_job);
+    in.jobs = std::move(view.jobs);
+    in.now = p.tick.now;
+    in.options.history_cleanup = p.history_cleanup;
+    in.tzdb = &tzdb;
+    in.accounting = std::move(accounting);
+    in.outcomes = p.outcomes;
+    step = reconciler::Decide(in);
+  }
   if (step.next_call) return "replay needs a call the pass did not record";
   if (step.result.actions.size() != p.outcomes.size()) return "replay made fewer calls";
   for (size_t i = 0; i < step.result.decisions.size(); ++i) {

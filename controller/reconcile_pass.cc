@@ -19,6 +19,7 @@
 #include "controller/controller_impl.h"
 #include "model/api_call.h"
 #include "model/json.h"
+#include "reconciler/invalid_object.h"
 
 namespace cronledger::controller {
 namespace {
@@ -131,57 +132,60 @@ reconciler::SyncInputRef ControllerImpl::PassContext::Ref() const {
 }
 
 Status ControllerImpl::ReadView(PassContext& ctx) {
-  if (decoded_.enabled()) {
-    // The objects the cache holds at their entry's seq are taken from it (not read, not parsed).
-    std::shared_ptr<const model::CronJob> held_cron_job;
-    std::unordered_map<std::string, std::shared_ptr<const model::Job>> held_jobs;
-    auto held = [&](const store::ObjectEntry& e) {
-      if (e.kind == model::ObjectKind::kCronJob) {
-        held_cron_job = decoded_.GetCronJob(e.namespace_, e.name, e.source_seq);
-        return held_cron_job != nullptr;
-      }
-      auto job = decoded_.GetJob(e.namespace_, e.name, e.source_seq);
-      if (job == nullptr) return false;
-      held_jobs[e.name] = std::move(job);
-      return true;
-    };
-    auto view = ledger_.ReadCronJobViewRaw(ctx.ns, ctx.name, held);
-    if (view.ok()) {
-      ctx.view_seq = view->last_input_seq;
-      const store::ObjectEntry& ce = view->cron_job.entry;
-      if (held_cron_job != nullptr) {
-        ctx.cron_job = std::move(held_cron_job);
-      } else {
-        CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(view->cron_job.raw));
-        auto decoded = model::DecodeCronJob(j);
-        if (!decoded.ok()) return decoded.status().WithContext("stored CronJob");
-        ctx.cron_job = std::make_shared<const model::CronJob>(std::move(*decoded));
-        decoded_.PutCronJob(ce.namespace_, ce.name, ce.source_seq, ctx.cron_job);
-      }
-      ctx.jobs.reserve(view->jobs.size());
-      for (const store::ViewObject& obj : view->jobs) {
-        auto it = held_jobs.find(obj.entry.name);
-        if (it != held_jobs.end()) {
-          ctx.jobs.push_back(std::move(it->second));
-          continue;
-        }
-        CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(obj.raw));
-        auto decoded = model::DecodeJob(j);
-        if (!decoded.ok()) return decoded.status().WithContext("stored Job");
-        ctx.jobs.push_back(std::make_shared<const model::Job>(std::move(*decoded)));
-        decoded_.PutJob(obj.entry.namespace_, obj.entry.name, obj.entry.source_seq,
-                        ctx.jobs.back());
-      }
-      for (const auto& job : ctx.jobs) ctx.job_ptrs.push_back(job.get());
-      return Status::Ok();
+  // The objects the cache holds at their entry's seq are taken from it (not read, not parsed);
+  // with the cache off, nothing is held and every object is decoded here.
+  std::shared_ptr<const model::CronJob> held_cron_job;
+  std::unordered_map<std::string, std::shared_ptr<const model::Job>> held_jobs;
+  auto held = [&](const store::ObjectEntry& e) {
+    if (e.kind == model::ObjectKind::kCronJob) {
+      held_cron_job = decoded_.GetCronJob(e.namespace_, e.name, e.source_seq);
+      return held_cron_job != nullptr;
     }
-    if (view.status().code() != Status::Code::kFailedPrecondition) return view.status();
-    // A ledger without ReadCronJobViewRaw: the decoded view below.
+    auto job = decoded_.GetJob(e.namespace_, e.name, e.source_seq);
+    if (job == nullptr) return false;
+    held_jobs[e.name] = std::move(job);
+    return true;
+  };
+  auto view = ledger_.ReadCronJobViewRaw(ctx.ns, ctx.name, held);
+  if (view.ok()) {
+    ctx.view_seq = view->last_input_seq;
+    const store::ObjectEntry& ce = view->cron_job.entry;
+    if (held_cron_job != nullptr) {
+      ctx.cron_job = std::move(held_cron_job);
+    } else {
+      auto decoded = reconciler::DecodeStoredCronJob(view->cron_job.raw);
+      if (!decoded.ok()) {
+        // Not an error of the pass: the pass records why it does not act on the CronJob
+        // (reconciler/invalid_object.h). Its Jobs are not read.
+        ctx.invalid = reconciler::InvalidCronJob{model::CronJobRef{ce.namespace_, ce.name, ce.uid},
+                                                 ce.source_seq, decoded.status().message()};
+        return Status::Ok();
+      }
+      ctx.cron_job = std::make_shared<const model::CronJob>(std::move(*decoded));
+      decoded_.PutCronJob(ce.namespace_, ce.name, ce.source_seq, ctx.cron_job);
+    }
+    ctx.jobs.reserve(view->jobs.size());
+    for (const store::ViewObject& obj : view->jobs) {
+      auto it = held_jobs.find(obj.entry.name);
+      if (it != held_jobs.end()) {
+        ctx.jobs.push_back(std::move(it->second));
+        continue;
+      }
+      CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(obj.raw));
+      auto decoded = model::DecodeJob(j);
+      if (!decoded.ok()) return decoded.status().WithContext("stored Job");
+      ctx.jobs.push_back(std::make_shared<const model::Job>(std::move(*decoded)));
+      decoded_.PutJob(obj.entry.namespace_, obj.entry.name, obj.entry.source_seq, ctx.jobs.back());
+    }
+    for (const auto& job : ctx.jobs) ctx.job_ptrs.push_back(job.get());
+    return Status::Ok();
   }
-  CL_ASSIGN_OR_RETURN(store::CronJobView view, ledger_.ReadCronJobView(ctx.ns, ctx.name));
-  ctx.view_seq = view.last_input_seq;
-  ctx.cron_job = std::make_shared<const model::CronJob>(std::move(view.cron_job));
-  for (model::Job& job : view.jobs) {
+  if (view.status().code() != Status::Code::kFailedPrecondition) return view.status();
+  // A ledger without ReadCronJobViewRaw: the decoded view below.
+  CL_ASSIGN_OR_RETURN(store::CronJobView decoded, ledger_.ReadCronJobView(ctx.ns, ctx.name));
+  ctx.view_seq = decoded.last_input_seq;
+  ctx.cron_job = std::make_shared<const model::CronJob>(std::move(decoded.cron_job));
+  for (model::Job& job : decoded.jobs) {
     ctx.jobs.push_back(std::make_shared<const model::Job>(std::move(job)));
   }
   for (const auto& job : ctx.jobs) ctx.job_ptrs.push_back(job.get());
@@ -204,12 +208,18 @@ Result<std::optional<ControllerImpl::PassContext>> ControllerImpl::BeginPass(
     return std::optional<PassContext>();
   }
   CL_RETURN_IF_ERROR(read);
-  ctx.uid = ctx.cron_job->metadata.uid;
+  ctx.uid = ctx.invalid ? ctx.invalid->ref.uid : ctx.cron_job->metadata.uid;
   CL_ASSIGN_OR_RETURN(ctx.in.accounting, LoadAccounting(key, ctx.uid));
   ctx.in.options = options_.decide;
   ctx.in.tzdb = &tzdb_;
   ++passes_;
   return std::optional<PassContext>(std::move(ctx));
+}
+
+reconciler::Step ControllerImpl::InvalidStep(const PassContext& ctx) {
+  reconciler::Step step;
+  step.result = reconciler::DecideInvalidCronJob(*ctx.invalid, ctx.in.now, ctx.in.accounting);
+  return step;
 }
 
 // The Tick (in *unsent) is committed with the first intent, the outcome of call k together with
@@ -287,7 +297,8 @@ PassReport ControllerImpl::RunPass(const std::string& key, const std::string& wh
   report.ran = true;
   std::vector<model::Input> unsent;
   unsent.emplace_back(model::Tick{pass.in.now, pass.ns, pass.name, pass.why});
-  auto step = PerformCalls(pass, &unsent);
+  auto step =
+      pass.invalid ? Result<reconciler::Step>(InvalidStep(pass)) : PerformCalls(pass, &unsent);
   if (!step.ok()) return Failed(report, step.status());
   reconciler::SyncResult& result = step->result;
   const Status finished = FinishPass(pass, std::move(unsent), result);
@@ -334,7 +345,7 @@ std::vector<PassReport> ControllerImpl::RunBatch(const std::vector<WorkItem>& it
     PassContext& ctx = slot.ctx;
     ctx.in.now = now;
     slot.unsent.emplace_back(model::Tick{now, ctx.ns, ctx.name, ctx.why});
-    slot.step = reconciler::Decide(ctx.Ref());
+    slot.step = ctx.invalid ? InvalidStep(ctx) : reconciler::Decide(ctx.Ref());
   }
   auto fail = [&](size_t i, const Status& status) {
     reports[i] = Failed(reports[i], status);

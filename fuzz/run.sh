@@ -10,7 +10,11 @@
 # fuzz/regressions/<target>/ still fails. Crash inputs land in fuzz/corpus-run/artifacts/<target>/
 # (git-ignored) and logs in build-fuzz/fuzz-logs/. The committed seeds in fuzz/corpus/<target>/ are
 # read-only inputs; new corpus entries accumulate in fuzz/corpus-run/<target>/ across runs.
-# Installs nothing beyond scripts/install-deps.sh --dev.
+# Installs nothing beyond scripts/install-deps.sh --test (clang-14, libclang-rt-14-dev).
+#
+# FUZZ_SMOKE=1: the short run of scripts/test.sh --all. Nothing is written to fuzz/corpus-run/: the
+# working corpus is a fresh directory under the build directory, so every run starts from the
+# committed corpus alone.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -18,7 +22,7 @@ targets_arg="${1:-all}"
 budget="${2:-600}"
 build="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
 
-scripts/install-deps.sh --dev
+scripts/install-deps.sh --test
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCRONLEDGER_FUZZ=ON -DCRONLEDGER_SANITIZE=ON -DCRONLEDGER_BENCH=OFF \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link" >/dev/null
@@ -63,6 +67,11 @@ for t in "${targets[@]}"; do
   fi
   work="$root/fuzz/corpus-run/$t"
   artifacts="$root/fuzz/corpus-run/artifacts/$t"
+  if [[ "${FUZZ_SMOKE:-0}" == 1 ]]; then
+    work="$build/fuzz-smoke/$t"
+    artifacts="$build/fuzz-smoke/artifacts/$t"
+    rm -rf "$work"
+  fi
   mkdir -p "$work" "$artifacts"
   echo "== $t: fuzzing for ${per}s"
   rc=0

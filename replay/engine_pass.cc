@@ -4,6 +4,7 @@
 #include "model/json.h"
 #include "reconciler/api_emulator.h"
 #include "reconciler/cronjob_time.h"
+#include "reconciler/invalid_object.h"
 #include "reconciler/schedule.h"
 #include "replay/engine_internal.h"
 
@@ -118,10 +119,21 @@ void Engine::RunPass(const std::string& view_key, PassSummary summary, const Fam
   }
   ChainEntry& chain = chain_[key];
   model::AccountingState before;
-  if (view.cron_job && chain.uid == view.cron_job->metadata.uid) before = chain.accounting;
+  const std::string* uid = view.cron_job           ? &view.cron_job->metadata.uid
+                           : view.invalid_cron_job ? &view.invalid_cron_job->ref.uid
+                                                   : nullptr;
+  if (uid != nullptr && chain.uid == *uid) before = chain.accounting;
   reconciler::SyncResult result;
   result.accounting = before;
-  if (!view.cron_job || !view.errors.empty() || p.tzdb == nullptr) {
+  if (view.invalid_cron_job) {
+    // The stored CronJob does not decode: the pass made no call and recorded why
+    // (reconciler/invalid_object.h); what-if changes to its spec cannot apply either.
+    result = reconciler::DecideInvalidCronJob(*view.invalid_cron_job, summary.tick.now, before);
+    if (!p.outcomes.empty()) {
+      summary.problem = "the recorded pass made " + std::to_string(p.outcomes.size()) +
+                        " API calls for a CronJob that does not decode";
+    }
+  } else if (!view.cron_job || !view.errors.empty() || p.tzdb == nullptr) {
     summary.problem =
         !view.errors.empty()
             ? "the view cannot be rebuilt: " + view.errors.begin()->first + " at " +
@@ -167,8 +179,8 @@ void Engine::RunPass(const std::string& view_key, PassSummary summary, const Fam
   if (observer_ != nullptr) {
     observer_->OnPass(PassContext{summary, view, before, result, recorded_accounting});
   }
-  chain = ChainEntry{view.cron_job ? view.cron_job->metadata.uid : chain.uid, result.accounting,
-                     true, summary.tick.now, summary.view_seq};
+  chain = ChainEntry{uid != nullptr ? *uid : chain.uid, result.accounting, true, summary.tick.now,
+                     summary.view_seq};
   if (fast_) {
     if (!summary.problem.empty()) fast_failed_ = true;
     ++result_.passes_replayed;

@@ -1,6 +1,7 @@
 #include "replay/explain_facts.h"
 
 #include "model/json.h"
+#include "reconciler/invalid_object.h"
 
 namespace cronledger::replay::internal {
 
@@ -16,11 +17,13 @@ void FactCollector::OnInput(const store::LogRecord& rec) {
   const bool deleted = ev->type == model::WatchEventType::kDeleted;
   auto j = model::ParseJson(ev->raw);
   if (ev->kind == model::ObjectKind::kCronJob && ev->name == name_) {
-    CronJobVersion v{rec.seq, deleted, ev->resource_version, ev->uid, {}, std::nullopt};
+    CronJobVersion v{rec.seq, deleted, ev->resource_version, ev->uid, {}, std::nullopt, ""};
     auto cj = j.ok() ? model::DecodeCronJob(*j) : Result<model::CronJob>(j.status());
     if (cj.ok()) {
       v.spec = cj->spec;
       v.created = cj->metadata.creation_timestamp;
+    } else if (!deleted && !rec.raw_pruned) {
+      v.error = reconciler::StoredCronJobError(cj.status());
     }
     cron_job.push_back(std::move(v));  // an undecodable version still marks its seq
   } else if (ev->kind == model::ObjectKind::kJob && ev->owner_name == name_) {

@@ -20,6 +20,7 @@ struct CronJobVersion {
   std::string uid;
   model::CronJobSpec spec;
   std::optional<Time> created;
+  std::string error;  // the version's bytes do not decode: why (reconciler::StoredCronJobError)
 };
 
 struct JobVersion {

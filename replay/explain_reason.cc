@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "model/decision.h"
+#include "reconciler/invalid_object.h"
 #include "replay/explain_text.h"
 
 namespace cronledger::replay::internal {
@@ -244,6 +245,23 @@ void WhyWriter::NoRecord(Time t) {
   if (v == nullptr || v->deleted) {
     Say(why_.cron_job + " did not exist at " + FmtTime(t) + " (its first input is " +
         FmtSeq(facts_.cron_job.front().seq) + ").");
+    return;
+  }
+  if (!v->error.empty()) {
+    // The controller cannot evaluate a CronJob it cannot decode: its passes record InvalidObject.
+    Say("The CronJob in force at " + FmtTime(t) + " (from " + FmtSeq(v->seq) +
+        ") cannot be read: " + v->error + ". The controller does not act on it and records " +
+        std::string(reconciler::kInvalidObject) + "; its fire times are accounted once a version " +
+        "that decodes arrives.");
+    for (const PassFacts& p : facts_.passes) {
+      for (const model::Decision& d : p.decisions) {
+        if (d.reason == reconciler::kInvalidObject && !d.scheduled_time) {
+          Say("Pass at " + FmtTime(p.summary.tick.now) + " (tick " + FmtSeq(p.summary.tick_seq) +
+              "): skipped, " + std::string(reconciler::kInvalidObject) + ": " +
+              d.message.value_or("") + ".");
+        }
+      }
+    }
     return;
   }
   const auto f = reconciler::FormatSchedule(v->spec.schedule, v->spec.time_zone);

@@ -130,6 +130,21 @@ Result<StateAtResult> StateAt(RecordSource& source, const StateQuery& q) {
   out.lines.push_back("view of " + q.cron_job + " at " + FormatRfc3339(q.at) + " (inputs up to #" +
                       std::to_string(o.view_seq_) + ")");
   auto view = o.history_.Latest(q.cron_job);
+  if (view && !view->cron_job && view->invalid_cron_job) {
+    // The view holds the CronJob but its stored bytes do not decode: its facts are the error,
+    // its Jobs and the controller's last pass (which recorded why it did not act on it).
+    out.exists = true;
+    const reconciler::InvalidCronJob& invalid = *view->invalid_cron_job;
+    out.state["exists"] = true;
+    out.state["error"] = invalid.message;
+    out.state["cronJobObject"] = {{"inputSeq", view->cron_job_seq}, {"uid", invalid.ref.uid}};
+    out.lines.push_back("cronjob " + q.cron_job + " (input #" + std::to_string(view->cron_job_seq) +
+                        "): cannot be read: " + invalid.message);
+    out.state["jobs"] = JobsJson(*view, &out.lines);
+    PassFacts(o, &out.state, &out.lines);
+    out.state["replayDivergences"] = r.divergences;
+    return out;
+  }
   out.exists = view && view->cron_job;
   // Inputs recorded before the first pass are not placed in time by a Tick; an object the API
   // server created after T was not there at T.

@@ -37,7 +37,7 @@ template <typename T>
 void DecodeObject(bool without_json, bool pruned, std::string_view raw, uint64_t seq,
                   bool (*fast)(std::string_view, T*), Result<T> (*fields)(std::string_view),
                   Result<T> (*whole)(const model::Json&), std::shared_ptr<const T>* out,
-                  std::string* error) {
+                  std::string* error, Status* failed = nullptr) {
   if (without_json && !pruned) {
     auto object = std::make_shared<T>();
     if (fast(raw, object.get())) {
@@ -51,15 +51,21 @@ void DecodeObject(bool without_json, bool pruned, std::string_view raw, uint64_t
     *out = std::make_shared<const T>(std::move(*decoded));
   } else {
     *error = "input " + std::to_string(seq) + ": " + decoded.status().ToString();
+    if (failed != nullptr) *failed = decoded.status();
   }
 }
 
 // Decodes the object of `c` (kCronJob or kSetJob) from `raw` into it: the object, or the error.
 void DecodeInto(bool without_json, bool pruned, std::string_view raw, FamilyChange* c) {
   if (c->op == FamilyChange::Op::kCronJob) {
+    Status failed;
     DecodeObject<model::CronJob>(without_json, pruned, raw, c->seq, &DecodeCronJobFieldsFast,
                                  &DecodeCronJobFields, &model::DecodeCronJob, &c->cron_job,
-                                 &c->error);
+                                 &c->error, &failed);
+    if (!pruned && !failed.ok()) {
+      c->invalid_cron_job = reconciler::InvalidCronJob{c->cron_job_ref, c->seq,
+                                                       reconciler::StoredCronJobError(failed)};
+    }
   } else {
     DecodeObject<model::Job>(without_json, pruned, raw, c->seq, &DecodeJobFieldsFast,
                              &DecodeJobFields, &model::DecodeJob, &c->job_object, &c->error);
@@ -132,6 +138,7 @@ Status ViewHistory::Fold(const store::LogRecord& rec) {
     c.family = FamilyKey(ev->namespace_, ev->name);
     if (effect_.written) {
       c.cron_job_seq = rec.seq;
+      c.cron_job_ref = model::CronJobRef{ev->namespace_, ev->name, ev->uid};
       DecodeOrDefer(rec, &c);
     }
     Emit(std::move(c));
@@ -186,6 +193,7 @@ void ApplyFamilyChange(FamilyChange&& c, FamilyView* f) {
     case FamilyChange::Op::kCronJob:
       f->cron_job = std::move(c.cron_job);
       f->cron_job_seq = c.cron_job_seq;
+      f->invalid_cron_job = std::move(c.invalid_cron_job);
       if (c.error.empty()) {
         f->errors.erase(kCronJobError);
       } else {

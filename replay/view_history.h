@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -18,6 +19,7 @@
 
 #include "model/objects.h"
 #include "model/result.h"
+#include "reconciler/invalid_object.h"
 #include "store/ledger.h"
 #include "store/view.h"
 
@@ -65,6 +67,10 @@ struct FamilyView {
   // Objects of the family that could not be decoded (raw bytes pruned by retention, bad JSON),
   // "CronJob" or the Job's name -> why: a pass reading this version cannot be replayed.
   std::map<std::string, std::string> errors;
+  // Set (with cron_job null) when the CronJob's stored bytes are there but do not decode: the
+  // controller's pass recorded why it did not act on it (reconciler/invalid_object.h), and the
+  // replay derives the same pass. Its errors entry "CronJob" stays (the object is not readable).
+  std::optional<reconciler::InvalidCronJob> invalid_cron_job;
 };
 
 // One change of a family view, as ViewHistory::Fold derives it from a watch event. Applying a
@@ -85,6 +91,10 @@ struct FamilyChange {
   uint64_t cron_job_seq = 0;  // kCronJob: the input that wrote it (0: none)
   std::shared_ptr<const model::Job> job_object;
   std::string error;  // non-empty: why the object could not be decoded
+  // kCronJob: the CronJob the bytes are of (namespace, name, uid of the watch event), and, when
+  // the bytes are there but do not decode, what the controller's pass read of it.
+  model::CronJobRef cron_job_ref;
+  std::optional<reconciler::InvalidCronJob> invalid_cron_job;
   // Changes sent with a deferred decode (ViewHistory::SendChangesTo): the object is not decoded
   // yet; `raw` and `raw_pruned` are the record's, and ViewHistory::DecodeDeferred decodes them
   // into cron_job / job_object / error. ApplyFamilyChange takes decoded changes only.

@@ -7,8 +7,8 @@
 #   (none)  what building and running cronledger needs
 #   --test  plus what the test suite needs (headless Chromium for the timeline page, kcat, Python 3
 #           and PyYAML for the docs checks in tests/docs, Node.js
-#           and tests/deploy's npm packages)
-#   --dev   plus the fuzzing and benchmark-peer tools (clang-14/libFuzzer, Go + robfig/cron)
+#           and tests/deploy's npm packages, clang-14 and libFuzzer for the fuzz smoke run)
+#   --dev   plus the benchmark-peer tools (Go + robfig/cron)
 set -euo pipefail
 
 runtime_and_build=(
@@ -21,11 +21,11 @@ runtime_and_build=(
 # kcat, the JDK and Maven (the Kafka broker), jq and curl: the end-to-end tier (tests/e2e). Its
 # Kubernetes peers also need Go >= 1.24, which Debian 12 does not package (the machine provides it).
 # python3 and python3-yaml: the documentation checks (tests/docs).
-test_extra=(kcat chromium openjdk-17-jdk-headless maven jq curl python3 python3-yaml)
-dev_extra=(
-  clang-14 libclang-rt-14-dev
-  golang-go golang-github-robfig-cron-dev
-)
+# clang-14 and libclang-rt-14-dev (libFuzzer, ASan/UBSan runtimes): the fuzz targets (fuzz/), whose
+# smoke run is part of scripts/test.sh --all.
+test_extra=(kcat chromium openjdk-17-jdk-headless maven jq curl python3 python3-yaml
+            clang-14 libclang-rt-14-dev)
+dev_extra=(golang-go golang-github-robfig-cron-dev)
 
 # The deploy tests (tests/deploy) run on Node.js: Debian's nodejs/npm where the machine has none.
 if ! command -v node >/dev/null 2>&1; then test_extra+=(nodejs); fi

@@ -6,7 +6,12 @@
 #   scripts/test.sh --release    the image's Release build (scripts/build-release.sh, which
 #                                deploy/Dockerfile runs too) and its --help smoke run
 #   scripts/test.sh --e2e        the end-to-end tier alone (tests/e2e/run.sh) on build-test/
-#   scripts/test.sh --all        all of them (what CI runs)
+#   scripts/test.sh --fuzz       the fuzz smoke run: the libFuzzer targets built with clang-14 +
+#                                ASan + UBSan (build-fuzz/, only the fuzz targets and what they
+#                                link), each replaying its committed corpus and fuzzing for
+#                                FUZZ_SMOKE_SECONDS / targets (default 160 s in total; fuzz/run.sh)
+#   scripts/test.sh --all        all of them but --fuzz (what CI runs: a cold clang build of the
+#                                fuzz targets does not fit CI's time budget)
 # The end-to-end tier runs cronledger against a real kube-apiserver, etcd, kube-controller-manager
 # and Apache Kafka broker built from their upstream sources (docs/e2e.md); it runs once, in the
 # normal phase. Under --all it runs in the background beside the Release and sanitizer builds:
@@ -53,11 +58,17 @@ e2e() {
   E2E_DIR="$PWD/build-test/e2e/run" tests/e2e/run.sh build-test/e2e/cronledger
 }
 
+fuzz_smoke() {
+  FUZZ_SMOKE=1 CRONLEDGER_JOBS="$jobs" fuzz/run.sh all "${FUZZ_SMOKE_SECONDS:-160}"
+  phase "fuzz smoke run"
+}
+
 case "${1:-}" in
   "") run build-test "${normal[@]}"; e2e; phase "end-to-end tier" ;;
   --sanitize) run build-asan "${asan[@]}" ;;
   --release) CRONLEDGER_JOBS="$jobs" scripts/build-release.sh build-release; phase "release build" ;;
   --e2e) e2e; phase "end-to-end tier" ;;
+  --fuzz) fuzz_smoke ;;
   --all)
     run build-test "${normal[@]}"
     log=build-test/e2e.log
@@ -83,6 +94,6 @@ case "${1:-}" in
     rc="$(cat build-test/e2e.rc 2>/dev/null || echo missing)"
     [[ "$rc" == 0 ]] || { echo "test.sh: the end-to-end tier failed (exit $rc)" >&2; exit 1; }
     ;;
-  *) echo "usage: scripts/test.sh [--sanitize|--release|--e2e|--all]" >&2; exit 2 ;;
+  *) echo "usage: scripts/test.sh [--sanitize|--release|--e2e|--fuzz|--all]" >&2; exit 2 ;;
 esac
 echo "test.sh: all passed in $(( $(date +%s) - t0 )) s" >&2

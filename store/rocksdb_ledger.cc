@@ -32,7 +32,6 @@ struct RocksDbLedger::Writer {
 namespace {
 
 constexpr std::string_view kSchemaVersion = "1";
-constexpr int kSchemaVersionNumber = 1;
 
 class SystemClock final : public WallClock {
  public:

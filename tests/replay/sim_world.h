@@ -98,6 +98,12 @@ class SimWorld {
     CL_CHECK(controller_->EnqueueAll().ok());
     Quiesce();
   }
+  // Delivers watch events the cluster did not make (e.g. a CronJob whose bytes do not decode) and
+  // runs the passes they trigger.
+  void Ingest(std::vector<model::WatchEvent> events) {
+    CL_CHECK(controller_->Ingest(std::move(events)).ok());
+    Quiesce();
+  }
   // Closes the ledger (a CLI can then open the data directory).
   void CloseLedger() {
     controller_.reset();

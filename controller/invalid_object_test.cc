@@ -1,0 +1,181 @@
+// A stored CronJob that does not decode (reconciler/invalid_object.h): its pass records why the
+// controller does not act on it, once per stored version, makes no call and is no error; the
+// other CronJobs act normally; a decodable version is acted on again; replay is exact.
+
+#include "reconciler/invalid_object.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "controller/pass_replay.h"
+#include "controller/testing/harness.h"
+#include "model/decision.h"
+#include "reconciler/job_builder.h"
+
+namespace cronledger::controller {
+namespace {
+
+using model::DecisionAction;
+using testing::CronJobManifest;
+using testing::Harness;
+
+Time At(int hh, int mm, int ss = 0) {
+  return Time::FromUnix(1704067200 + hh * 3600 + mm * 60 + ss);
+}
+
+std::vector<model::Decision> Of(const std::vector<model::Decision>& all, const std::string& name) {
+  std::vector<model::Decision> out;
+  for (const model::Decision& d : all) {
+    if (d.cron_job.name == name) out.push_back(d);
+  }
+  return out;
+}
+
+std::vector<model::Decision> InvalidRecords(const std::vector<model::Decision>& all) {
+  std::vector<model::Decision> out;
+  for (const model::Decision& d : all) {
+    if (d.reason == reconciler::kInvalidObject) out.push_back(d);
+  }
+  return out;
+}
+
+bool Created(const std::vector<model::Decision>& all, const std::string& name, Time slot) {
+  for (const model::Decision& d : all) {
+    if (d.cron_job.name == name && d.action == DecisionAction::kCreateJob &&
+        d.scheduled_time == slot) {
+      return true;
+    }
+  }
+  return false;
+}
+
+struct Mode {
+  size_t batch_passes;
+  size_t decoded_cache_objects;
+};
+
+class InvalidCronJob : public ::testing::TestWithParam<Mode> {
+ protected:
+  ControllerOptions Options() const {
+    ControllerOptions o;
+    o.batch_passes = GetParam().batch_passes;
+    o.decoded_cache_objects = GetParam().decoded_cache_objects;
+    return o;
+  }
+};
+
+TEST_P(InvalidCronJob, ThePassRecordsWhyItDoesNotActAndTheOthersGoOn) {
+  Harness h(At(12, 0, 30), Options());
+  h.cluster().PutCronJob(CronJobManifest("good", "* * * * *"));
+  // 1e20 is not an int64: DecodeCronJob rejects it (ingest would have quarantined it; a ledger
+  // written before ingest validated CronJobs holds such bytes).
+  h.cluster().PutCronJob(
+      CronJobManifest("poison", "* * * * *", {{"startingDeadlineSeconds", 1e20}}));
+  h.RunUntil(At(12, 3, 10));
+
+  std::vector<model::Decision> all = h.Decisions();
+  std::vector<model::Decision> poison = Of(all, "poison");
+  ASSERT_EQ(poison.size(), 1u);
+  EXPECT_EQ(poison[0].action, DecisionAction::kSkipped);
+  EXPECT_EQ(poison[0].reason, "InvalidObject");
+  EXPECT_EQ(poison[0].message,
+            "stored CronJob: spec.startingDeadlineSeconds: expected integer, got number");
+  EXPECT_FALSE(poison[0].scheduled_time.has_value());
+  EXPECT_EQ(poison[0].cron_job.namespace_, "default");
+  EXPECT_FALSE(poison[0].cron_job.uid.empty());
+  EXPECT_NE(poison[0].cause.tick_seq, 0u);
+  for (int m = 1; m <= 3; ++m) EXPECT_TRUE(Created(all, "good", At(12, m))) << m;
+  EXPECT_EQ(h.controller().Stats().errors, 0u);  // no error, no retry with back-off
+
+  // Its passes make no call and end "done" (no timer: the next watch event brings new bytes).
+  size_t poison_ends = 0;
+  for (const model::PassEnd& e : h.InputsOf<model::PassEnd>()) {
+    if (e.name != "poison") continue;
+    ++poison_ends;
+    EXPECT_EQ(e.calls, 0u);
+    EXPECT_EQ(e.result, "done");
+    EXPECT_EQ(e.uid, poison[0].cron_job.uid);
+  }
+  EXPECT_EQ(poison_ends, 1u);
+  for (const model::ApiCall& c : h.cluster().Calls()) EXPECT_NE(c.name, "poison");
+
+  // A restart passes over it again (start-up enqueues every CronJob) and records nothing new:
+  // the same stored version was recorded already.
+  h.Restart();
+  h.RunUntil(At(12, 4, 10));
+  all = h.Decisions();
+  EXPECT_EQ(InvalidRecords(all).size(), 1u);
+  EXPECT_TRUE(Created(all, "good", At(12, 4)));
+
+  // Another version that does not decode either: recorded, with its own error.
+  h.cluster().PutCronJob(CronJobManifest("poison", "* * * * *", {{"suspend", "yes"}}));
+  h.RunUntil(At(12, 5, 10));
+  all = h.Decisions();
+  std::vector<model::Decision> invalid = InvalidRecords(all);
+  ASSERT_EQ(invalid.size(), 2u);
+  EXPECT_EQ(invalid[1].message, "stored CronJob: spec.suspend: expected boolean, got string");
+
+  // A version that decodes: acted on as any CronJob. Its most recent fire time starts; the
+  // older ones, due while it could not be read, end InvalidObject.
+  h.cluster().PutCronJob(CronJobManifest("poison", "* * * * *"));
+  h.RunUntil(At(12, 6, 10));
+  all = h.Decisions();
+  EXPECT_TRUE(Created(all, "poison", At(12, 6)));
+  invalid = InvalidRecords(all);
+  ASSERT_GT(invalid.size(), 2u);
+  for (size_t i = 2; i < invalid.size(); ++i) {
+    EXPECT_EQ(invalid[i].action, DecisionAction::kSkipped);
+    EXPECT_EQ(invalid[i].scheduled_time, At(12, static_cast<int>(i) - 1)) << i;
+  }
+  const size_t slot_records = invalid.size() - 2;
+  EXPECT_TRUE(Created(all, "good", At(12, 6)));
+  EXPECT_EQ(h.controller().Stats().errors, 0u);
+
+  // Replay derives every pass, the InvalidObject ones included, byte for byte.
+  auto report = ReplayPasses(h.ledger(), h.tzdb());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->mismatches, 0u);
+  size_t replayed_invalid = 0;
+  for (const ReplayedPass& p : report->passes) {
+    EXPECT_EQ(p.mismatch, "") << p.tick_seq;
+    for (const model::Decision& d : p.replayed) {
+      if (d.reason == reconciler::kInvalidObject) ++replayed_invalid;
+    }
+  }
+  EXPECT_EQ(replayed_invalid, 2 + slot_records);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, InvalidCronJob,
+                         ::testing::Values(Mode{1, 0}, Mode{1, 64}, Mode{4, 0}, Mode{4, 64}),
+                         [](const ::testing::TestParamInfo<Mode>& i) {
+                           return "batch" + std::to_string(i.param.batch_passes) + "_cache" +
+                                  std::to_string(i.param.decoded_cache_objects);
+                         });
+
+TEST(DecideInvalidCronJob, OneRecordPerStoredVersionAndTheBlockedCondition) {
+  reconciler::InvalidCronJob cj{{"ns", "a", "uid-a"}, 7, "stored CronJob: bad"};
+  model::AccountingState before;
+  before.accounted_through = At(11, 0);
+  reconciler::SyncResult first = reconciler::DecideInvalidCronJob(cj, At(12, 0), before);
+  ASSERT_EQ(first.decisions.size(), 1u);
+  EXPECT_EQ(first.decisions[0].time, At(12, 0));
+  EXPECT_EQ(first.decisions[0].cron_job, cj.ref);
+  EXPECT_EQ(first.decisions[0].message, "stored CronJob: bad");
+  EXPECT_EQ(first.accounting.blocked_reason, "InvalidObject");
+  EXPECT_EQ(first.accounting.blocked_until, At(12, 0));
+  EXPECT_EQ(first.accounting.accounted_through, At(11, 0));  // nothing is accounted by it
+  EXPECT_FALSE(first.requeue_after.has_value());
+  EXPECT_FALSE(first.error.has_value());
+
+  reconciler::SyncResult again = reconciler::DecideInvalidCronJob(cj, At(12, 5), first.accounting);
+  EXPECT_TRUE(again.decisions.empty());
+  EXPECT_EQ(again.accounting.blocked_until, At(12, 5));
+
+  cj.source_seq = 9;
+  EXPECT_EQ(reconciler::DecideInvalidCronJob(cj, At(12, 6), again.accounting).decisions.size(), 1u);
+}
+
+}  // namespace
+}  // namespace cronledger::controller
