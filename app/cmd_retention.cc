@@ -7,6 +7,7 @@
 #include "app/command.h"
 #include "app/flags.h"
 #include "app/output.h"
+#include "replay/trail.h"
 #include "store/ledger.h"
 
 namespace cronledger::app {
@@ -19,7 +20,9 @@ constexpr const char* kUsage =
     "and input records older than --log-max-age, never what the view points at. At least one\n"
     "age is required (the ledger keeps everything by default). --dry-run reports the counts and\n"
     "deletes nothing; it opens the ledger read-only, so it works while `run` or `ingest` holds "
-    "it.\n";
+    "it.\n"
+    "A store with an audit trail (`cronledger checkpoint`) has its trail brought up to date "
+    "first;\nretention removes only what the trail has chained (docs/audit.md).\n";
 
 int Run(const std::vector<std::string>& args, const CommandIo& io) {
   Flags flags;
@@ -65,15 +68,28 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
                         std::chrono::system_clock::now().time_since_epoch())
                         .count();
   const Time now = Time::FromUnix(wall / 1000000000, static_cast<int32_t>(wall % 1000000000));
+  // The trail chains what retention is about to delete or prune, so that what remains stays
+  // verifiable against earlier checkpoints (replay/trail.h).
+  Status trail = Status::Ok();
+  if (!options.dry_run) {
+    auto has_trail = replay::trail::HasTrail(**ledger);
+    trail = has_trail.ok() && *has_trail ? replay::trail::UpdateTrail(**ledger, {}, now).status()
+                                         : has_trail.status();
+  }
+  if (!trail.ok()) {
+    std::fprintf(io.err, "cronledger retention: audit trail: %s\n", trail.ToString().c_str());
+    return kExitFailure;
+  }
   auto report = (*ledger)->ApplyRetention(options, now);
   if (!report.ok()) {
     std::fprintf(io.err, "cronledger retention: %s\n", report.status().ToString().c_str());
     return kExitFailure;
   }
-  PrintItems(io.out, *format, {"rawPruned", "inputsPruned", "pinned", "dryRun"},
+  PrintItems(io.out, *format, {"rawPruned", "inputsPruned", "pinned", "unchained", "dryRun"},
              {model::Json{{"rawPruned", report->raw_deleted},
                           {"inputsPruned", report->inputs_deleted},
                           {"pinned", report->pinned},
+                          {"unchained", report->unchained},
                           {"dryRun", report->dry_run}}});
   return kExitOk;
 }
