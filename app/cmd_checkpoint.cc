@@ -17,7 +17,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: cronledger checkpoint [--data-dir DIR] [--mark-every N] [-o table|json]\n"
     "Chains the records written since the last checkpoint (per source and log) and prints the\n"
-    "chain heads; `-o json > FILE` is what `cronledger verify-trail --checkpoint FILE` reads.\n"
+    "chain heads; `-o json > FILE` is the checkpoint `cronledger verify-trail` reads.\n"
     "While another process holds the store (`run`, `ingest`) the new records are chained in\n"
     "memory only. --mark-every: an intermediate head after every N records (default 4096; fixed\n"
     "when the trail starts).\n";

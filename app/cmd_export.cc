@@ -18,7 +18,7 @@ constexpr const char* kUsage =
     "> FILE\n"
     "       cronledger export --trail [--data-dir DIR] > FILE\n"
     "T: an RFC 3339 time, or a duration before now like kubectl's (--since 1h).\n"
-    "--trail: every record with its audit trail leaf, for `cronledger verify-trail --bundle`.\n";
+    "--trail: every record with its audit trail leaf, for `cronledger verify-trail`.\n";
 
 int Run(const std::vector<std::string>& args, const CommandIo& io) {
   Flags flags;

@@ -18,7 +18,8 @@ constexpr const char* kUsage =
     "         [-o table|json]\n"
     "Checks every record a checkpoint (`cronledger checkpoint -o json`) covers. Exit 0: intact;\n"
     "1: the first record that was altered, removed or inserted is named; records written after\n"
-    "the checkpoint are counted as not covered. --bundle: a trail bundle (`export --trail`).\n";
+    "the checkpoint are counted as not covered. --bundle: a trail bundle (see `cronledger "
+    "export`).\n";
 
 Result<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
