@@ -6,6 +6,7 @@
 #include "app/support_replay.h"
 #include "model/timezone_version.h"
 #include "replay/bundle.h"
+#include "replay/trail.h"
 
 namespace cronledger::app {
 namespace {
@@ -15,12 +16,20 @@ using namespace replay_cli;  // NOLINT: the replay commands' shared plumbing
 constexpr const char* kUsage =
     "usage: cronledger export [--since T] [--until T] [--cronjob NS/NAME] [--data-dir DIR] "
     "> FILE\n"
-    "T: an RFC 3339 time, or a duration before now like kubectl's (--since 1h).\n";
+    "       cronledger export --trail [--data-dir DIR] > FILE\n"
+    "T: an RFC 3339 time, or a duration before now like kubectl's (--since 1h).\n"
+    "--trail: every record with its audit trail leaf, for `cronledger verify-trail`.\n";
 
 int Run(const std::vector<std::string>& args, const CommandIo& io) {
   Flags flags;
   flags.Value("data-dir").Value("since").Value("until").Value("cronjob").Value("zoneinfo");
+  flags.Switch("trail");
   Status parsed = flags.Parse(args);
+  if (parsed.ok() && flags.Has("trail") &&
+      (flags.Has("since") || flags.Has("until") || flags.Has("cronjob"))) {
+    parsed =
+        Status::InvalidArgument("--trail exports every record: no --since, --until or --cronjob");
+  }
   auto scope = parsed.ok() ? ScopeFromFlags(flags) : Result<replay::ReplayScope>(parsed);
   if (!scope.ok() || !flags.positionals().empty()) {
     std::fprintf(io.err, "cronledger export: %s\n%s",
@@ -38,7 +47,9 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   // The header's tzdata is "" when the release is unknown (replay/bundle.h).
   const Result<std::string> tzdata = model::ReadTzdataVersion(ZoneinfoDir(flags));
   header.tzdata = tzdata.ok() ? *tzdata : "";
-  auto bundle = replay::ExportBundle(*history->source, *scope, header);
+  auto bundle = flags.Has("trail") ? replay::trail::ExportTrailBundle(
+                                         *history->ledger, header.schema_version, header.tzdata)
+                                   : replay::ExportBundle(*history->source, *scope, header);
   if (!bundle.ok()) {
     std::fprintf(io.err, "cronledger export: %s\n", bundle.status().ToString().c_str());
     return kExitFailure;

@@ -20,7 +20,9 @@ constexpr const char* kUsage =
     "and input records older than --log-max-age, never what the view points at. At least one\n"
     "age is required (the ledger keeps everything by default). --dry-run reports the counts and\n"
     "deletes nothing; it opens the ledger read-only. While `run` or `ingest` holds the ledger,\n"
-    "the deletion is done by that process (through admin.sock in the data directory).\n";
+    "the deletion is done by that process (through admin.sock in the data directory).\n"
+    "A store with an audit trail (`cronledger checkpoint`) has its trail brought up to date "
+    "first;\nretention removes only what the trail has chained (docs/audit.md).\n";
 
 int Run(const std::vector<std::string>& args, const CommandIo& io) {
   Flags flags;
@@ -89,7 +91,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
                  (*answer).value("error", std::string("failed")).c_str());
     return kExitFailure;
   }
-  PrintItems(io.out, *format, {"rawPruned", "inputsPruned", "pinned", "dryRun"},
+  PrintItems(io.out, *format, {"rawPruned", "inputsPruned", "pinned", "unchained", "dryRun"},
              {(*answer)["item"]});
   return kExitOk;
 }

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "app/log.h"
+#include "replay/trail.h"
 
 namespace cronledger::app {
 namespace {
@@ -211,6 +212,15 @@ model::Json RunLedgerMaintenance(store::Ledger& ledger, const model::Json& reque
         return Failure("retention: \"dryRun\" must be a boolean");
       options.dry_run = request["dryRun"].get<bool>();
     }
+    // The trail chains what retention is about to delete or prune, so that what remains stays
+    // verifiable against earlier checkpoints (replay/trail.h).
+    if (!options.dry_run) {
+      auto has_trail = replay::trail::HasTrail(ledger);
+      const Status trail = has_trail.ok() && *has_trail
+                               ? replay::trail::UpdateTrail(ledger, {}, now).status()
+                               : has_trail.status();
+      if (!trail.ok()) return Failure("audit trail: " + trail.ToString());
+    }
     auto report = ledger.ApplyRetention(options, now);
     if (!report.ok()) return Failure(report.status().ToString());
     return {{"ok", true},
@@ -218,6 +228,7 @@ model::Json RunLedgerMaintenance(store::Ledger& ledger, const model::Json& reque
              {{"rawPruned", report->raw_deleted},
               {"inputsPruned", report->inputs_deleted},
               {"pinned", report->pinned},
+              {"unchained", report->unchained},
               {"dryRun", report->dry_run}}}};
   }
   return Failure("unknown op \"" + op + "\" (backup, retention)");

@@ -9,7 +9,7 @@
 //   {"op":"backup","to":DIR}
 //     -> {"ok":true,"lastInputSeq":N,"lastDecisionSeq":N}
 //   {"op":"retention","rawMaxAgeNanos":N,"logMaxAgeNanos":N,"dryRun":B}
-//     -> {"ok":true,"item":{"rawPruned":N,"inputsPruned":N,"pinned":N,"dryRun":B}}
+//     -> {"ok":true,"item":{"rawPruned":N,"inputsPruned":N,"pinned":N,"unchained":N,"dryRun":B}}
 //   anything that fails -> {"ok":false,"error":"..."}
 
 #include <atomic>

@@ -161,6 +161,18 @@ struct LogRecord {
   bool raw_pruned = false;  // retention removed the raw bytes of this watch event
 };
 
+// One input record as the ledger stores it, for the audit trail (replay/trail.h): the bytes are
+// valid only during the scan's callback.
+struct StoredInput {
+  uint64_t seq = 0;
+  Time recorded_at;
+  bool raw_pruned = false;  // retention removed the raw bytes of this watch event
+  // The model encoding exactly as stored (model::EncodeInput; watch events without raw bytes).
+  std::string_view record;
+  bool has_raw = false;  // a watch event whose raw object bytes are stored
+  std::string_view raw;  // those bytes, decompressed (empty when !has_raw)
+};
+
 struct LedgerMeta {
   int schema_version = 0;
   uint64_t last_input_seq = 0;  // also the last seq folded into the view
@@ -222,7 +234,10 @@ struct RetentionOptions {
 struct RetentionReport {
   uint64_t raw_deleted = 0;
   uint64_t inputs_deleted = 0;
-  uint64_t pinned = 0;   // old records kept because the view still points at them
+  uint64_t pinned = 0;  // old records kept because the view still points at them
+  // Old records kept because the store has an audit trail that has not chained them yet
+  // (store/trail_store.h): `cronledger retention` brings the trail up to date first.
+  uint64_t unchained = 0;
   bool dry_run = false;  // the counts are what a real run would delete; nothing was deleted
 };
 
@@ -294,6 +309,11 @@ class Ledger {
       uint64_t from_seq, const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn);
   virtual Status ScanDecisions(uint64_t from_seq,
                                const std::function<bool(const model::Decision&)>& fn) = 0;
+  // Calls fn for input records with seq >= from_seq in order until fn returns false, each as
+  // stored (StoredInput), from one consistent read. The default implementation re-encodes what
+  // ScanInputs decodes: a class that wraps a Ledger should forward it.
+  virtual Status ScanStoredInputs(uint64_t from_seq,
+                                  const std::function<bool(const StoredInput&)>& fn);
   // Calls fn(seq, bytes) for the decision records with seq >= from_seq in order until fn returns
   // false: `bytes` is the record as stored (model::EncodeDecisionRecord's format), not decoded,
   // valid only during the call (what replay --verify compares). The default implementation
@@ -347,6 +367,19 @@ class Ledger {
   // Not callable from inside a ScanInputs/ScanDecisions callback (FailedPrecondition).
   virtual Status Refresh() { return Status::Ok(); }
 
+  // --- the audit trail's state (store/trail_store.h: keys under `trail/` in `meta`) ---
+  // Calls fn(key, value) for the trail keys that start with `prefix`, in key order, from the
+  // first key >= from_key, until fn returns false. InvalidArgument unless prefix starts with
+  // "trail/". The default: FailedPrecondition (a ledger without trail state).
+  virtual Status ScanTrail(std::string_view prefix, std::string_view from_key,
+                           const std::function<bool(std::string_view, std::string_view)>& fn);
+  // The value of one trail key; NotFound when absent. The default: NotFound.
+  virtual Result<std::string> GetTrail(std::string_view key);
+  // Writes `puts` in one synced batch (all or nothing), excluding retention while it runs.
+  // InvalidArgument for a key outside "trail/"; FailedPrecondition on a read-only ledger (and
+  // by default).
+  virtual Status WriteTrail(const std::vector<std::pair<std::string, std::string>>& puts);
+
   // --- maintenance ---
   // Folds the whole input log into a scratch column family with the live fold, compares it with
   // the stored view, and with `repair` replaces the view by the rebuild. Commits are blocked while
@@ -355,7 +388,10 @@ class Ledger {
   // A consistent RocksDB checkpoint of the live database in `dir` (must not exist; hard links
   // where possible). Safe while commits run.
   virtual Status Backup(const std::string& dir) = 0;
-  // Deletes what the retention options allow at `now`, never what the view points at.
+  // Deletes what the retention options allow at `now`, never what the view points at. When the
+  // store has an audit trail of its inputs (store/trail_store.h), a record is deleted or pruned
+  // only once the trail holds its entry, and a deleted record's entry is marked removed by
+  // retention in the same batch.
   virtual Result<RetentionReport> ApplyRetention(const RetentionOptions& options, Time now) = 0;
 };
 

@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "store/keys.h"
 #include "store/rocksdb_ledger.h"
+#include "store/trail_store.h"
 
 namespace cronledger::store {
 namespace {
@@ -163,6 +165,12 @@ Result<RetentionReport> RocksDbLedger::ApplyRetention(const RetentionOptions& op
     CL_RETURN_IF_ERROR(FromRocks(it->status(), "view scan"));
   }
 
+  // With an audit trail of the inputs, only what it has chained is touched, and a deleted
+  // record's entry is marked (store/trail_store.h).
+  const std::string trail_state = trail::StateKey(trail::kLocalSource, trail::kInputsLog);
+  auto has_trail = GetRaw(kMetaCf, trail_state, scope.snapshot());
+  if (!has_trail.ok() && !has_trail.status().IsNotFound()) return has_trail.status();
+
   rocksdb::WriteBatch batch;
   auto flush = [&]() -> Status {
     if (batch.Count() == 0 || options.dry_run) {
@@ -193,6 +201,25 @@ Result<RetentionReport> RocksDbLedger::ApplyRetention(const RetentionOptions& op
     if (pinned.count(seq) != 0) {
       ++report.pinned;
       continue;
+    }
+    std::optional<trail::TrailEntry> entry;
+    if (has_trail.ok()) {
+      const std::string entry_key = trail::EntryKey(trail::kLocalSource, trail::kInputsLog, seq);
+      auto stored = GetRaw(kMetaCf, entry_key, scope.snapshot());
+      if (!stored.ok() && !stored.status().IsNotFound()) return stored.status();
+      if (stored.ok()) {
+        CL_ASSIGN_OR_RETURN(entry, trail::DecodeEntry(*stored));
+      }
+      // Raw bytes the entry has no digest of would leave the leaf unverifiable.
+      if (!entry || (has_raw && !entry->raw_digest)) {
+        ++report.unchained;
+        continue;
+      }
+      if (expired_log) {
+        entry->removed_by_retention = true;
+        CL_RETURN_IF_ERROR(FromRocks(
+            batch.Put(cfs_[kMetaCf], entry_key, trail::EncodeEntry(*entry)), "retention batch"));
+      }
     }
     if (has_raw) {
       CL_RETURN_IF_ERROR(FromRocks(batch.Delete(cfs_[kRawCf], key), "retention batch"));

@@ -68,6 +68,12 @@ class RocksDbLedger final : public Ledger {
       const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn) override;
   Status ScanDecisions(uint64_t from_seq,
                        const std::function<bool(const model::Decision&)>& fn) override;
+  Status ScanStoredInputs(uint64_t from_seq,
+                          const std::function<bool(const StoredInput&)>& fn) override;
+  Status ScanTrail(std::string_view prefix, std::string_view from_key,
+                   const std::function<bool(std::string_view, std::string_view)>& fn) override;
+  Result<std::string> GetTrail(std::string_view key) override;
+  Status WriteTrail(const std::vector<std::pair<std::string, std::string>>& puts) override;
   Status ScanDecisionBytes(uint64_t from_seq,
                            const std::function<bool(uint64_t, std::string_view)>& fn) override;
   Result<std::vector<model::Decision>> DecisionsByCronJob(std::string_view ns,

@@ -67,6 +67,18 @@ class ForwardingLedger : public Ledger {
                        const std::function<bool(const model::Decision&)>& fn) override {
     return base_.ScanDecisions(from_seq, fn);
   }
+  Status ScanStoredInputs(uint64_t from_seq,
+                          const std::function<bool(const StoredInput&)>& fn) override {
+    return base_.ScanStoredInputs(from_seq, fn);
+  }
+  Status ScanTrail(std::string_view prefix, std::string_view from_key,
+                   const std::function<bool(std::string_view, std::string_view)>& fn) override {
+    return base_.ScanTrail(prefix, from_key, fn);
+  }
+  Result<std::string> GetTrail(std::string_view key) override { return base_.GetTrail(key); }
+  Status WriteTrail(const std::vector<std::pair<std::string, std::string>>& puts) override {
+    return base_.WriteTrail(puts);
+  }
   Status ScanDecisionBytes(uint64_t from_seq,
                            const std::function<bool(uint64_t, std::string_view)>& fn) override {
     return base_.ScanDecisionBytes(from_seq, fn);

@@ -1,0 +1,131 @@
+#pragma once
+
+// The audit trail (docs/audit.md "Prove the trail was not edited"; the chain's exact definition
+// is in docs/reference/records.md "Audit trail chain"): a SHA-256 hash chain per source and log
+// over every ledger record, in seq order.
+//
+//   genesis  = SHA-256(0x02 || "cronledger-trail-v1" || 0x00 || source || 0x00 || log)
+//   leaf     = SHA-256(0x00 || "cronledger-trail-v1/input" || 0x00 || be64(seq) ||
+//                      be64(recorded_at, unix ns) || be64(len(record)) || record || raw)
+//              raw = 0x00 (none) | 0x01 || SHA-256(raw object bytes) | 0x02 (pruned, unknown)
+//            = SHA-256(0x00 || "cronledger-trail-v1/decision" || 0x00 || be64(seq) ||
+//                      be64(len(record)) || record)
+//   head_i   = SHA-256(0x01 || head_{i-1} || leaf_i),   head_0 = genesis
+//
+// `record` is the record's bytes exactly as the ledger stores them. The controller never hashes:
+// UpdateTrail chains the records written since the last update (from the head kept in the
+// store's meta data, store/trail_store.h) and keeps each record's leaf and every
+// mark_every-th head, so a checkpoint costs O(new records) and verification can name the first
+// record that differs.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/json.h"
+#include "model/result.h"
+#include "model/time.h"
+#include "store/ledger.h"
+#include "store/trail_store.h"
+
+namespace cronledger::replay::trail {
+
+using store::trail::Hash;
+
+inline constexpr std::string_view kTrailFormat = "cronledger-trail-v1";
+
+enum class RawKind : uint8_t { kNone = 0, kDigest = 1, kPrunedUnknown = 2 };
+
+Hash Genesis(std::string_view source, std::string_view log);
+Hash InputLeaf(uint64_t seq, Time recorded_at, std::string_view record, RawKind raw_kind,
+               const Hash& raw_digest);
+Hash DecisionLeaf(uint64_t seq, std::string_view record);
+Hash Chain(const Hash& head, const Hash& leaf);
+std::string Hex(const Hash& h);
+Result<Hash> ParseHex(std::string_view hex);
+
+// One chain's head as a checkpoint records it.
+struct ChainHead {
+  std::string source;
+  std::string log;  // "inputs" | "decisions"
+  uint64_t first_seq = 0;
+  uint64_t last_seq = 0;
+  uint64_t records = 0;  // leaves chained (records removed by retention included)
+  Hash head{};
+  uint64_t mark_every = 0;
+  std::vector<store::trail::TrailMark> marks;  // marks[k] is the head after leaf (k+1)*mark_every
+};
+
+struct Checkpoint {
+  Time taken_at;
+  std::vector<ChainHead> chains;
+};
+
+struct UpdateOptions {
+  // An intermediate head is kept after every this many leaves (fixed when a chain starts; a
+  // later value is ignored). Default: 4096.
+  uint64_t mark_every = 4096;
+  // Write what was computed to the store (false: compute in memory only, e.g. on a read-only
+  // ledger). Default: true.
+  bool persist = true;
+};
+
+// Chains the records of `ledger` (source "local") written since the last update, both logs,
+// and returns the heads. Each write of entries, marks and the new state is one atomic batch, so
+// an interrupted update resumes where its last batch ended.
+Result<Checkpoint> UpdateTrail(store::Ledger& ledger, const UpdateOptions& options, Time now);
+// True when the store keeps a trail of its inputs (UpdateTrail ran once).
+Result<bool> HasTrail(store::Ledger& ledger);
+
+model::Json CheckpointJson(const Checkpoint& c);
+// InvalidArgument naming what is wrong; never throws.
+Result<Checkpoint> ParseCheckpoint(std::string_view text);
+
+// --- verification ---
+
+enum class ProblemKind { kAltered, kRemoved, kInserted, kUnlocated };
+std::string_view ProblemKindName(ProblemKind k);  // "altered" | "removed" | "inserted" | ...
+
+struct TrailProblem {
+  ProblemKind kind = ProblemKind::kAltered;
+  uint64_t seq = 0;       // the record's seq (kUnlocated: the end of the range)
+  uint64_t from_seq = 0;  // kUnlocated: the range starts after this seq
+  std::string record;     // what the record is, e.g. "input 17 (Tick prod/backup)"
+  std::string detail;
+};
+
+struct ChainVerdict {
+  std::string source;
+  std::string log;
+  bool intact = false;
+  uint64_t verified = 0;              // leaves recomputed and chained up to the checkpoint
+  uint64_t removed_by_retention = 0;  // of those, leaves taken from the store (record deleted)
+  uint64_t not_covered = 0;           // records after the checkpoint's last seq
+  std::optional<TrailProblem> problem;
+};
+
+struct TrailVerdict {
+  std::vector<ChainVerdict> chains;
+  std::vector<std::string> notes;  // e.g. a bundle whose checksum no longer matches
+  bool intact() const;
+};
+
+// Recomputes the store's chains and compares them with the checkpoint.
+Result<TrailVerdict> VerifyStore(store::Ledger& ledger, const Checkpoint& checkpoint);
+// The same for a trail bundle (`cronledger export --trail`). Corruption when it is not one.
+Result<TrailVerdict> VerifyBundle(std::string_view bundle, const Checkpoint& checkpoint);
+
+model::Json VerdictJson(const TrailVerdict& v);
+
+// A trail bundle (`cronledger export --trail`): a bundle (replay/bundle.h, version 1) of every
+// record of the store, each input and decision line with its trail leaf ("leaf", hex; absent for
+// records the trail has not chained yet) and, for a watch event whose raw bytes were pruned, the
+// digest the leaf covers ("rawSha256"); a record removed by retention is a line
+// {"removed":SEQ,"log":"inputs","leaf":HEX}. Its header has "trail":{"format","source"}. It
+// replays like an unscoped bundle. `schema_version` and `tzdata` come from `header`.
+Result<std::string> ExportTrailBundle(store::Ledger& ledger, int schema_version,
+                                      const std::string& tzdata);
+
+}  // namespace cronledger::replay::trail
