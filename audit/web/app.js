@@ -111,8 +111,10 @@ function divergenceAt(d) {
   return Date.parse(detail.scheduledTime || detail.createdAt || d.time);
 }
 
+// One row per kind, so that a LateRun does not hide the MissedRun of the same fire time.
 function renderDivergences(divergences, since, until) {
   const lane = el('div', {'class': 'divergences'});
+  if (divergences.length) lane.style.height = (12 * KINDS.length + 2) + 'px';
   for (const d of divergences) {
     const at = Math.min(Math.max(divergenceAt(d), since), until);
     const left = until > since ? (100 * (at - since) / (until - since)) : 0;
@@ -122,7 +124,9 @@ function renderDivergences(divergences, since, until) {
                    'recorded ' + d.time, d.error || '']
                       .filter(Boolean).join(' · ');
     lane.appendChild(el('span', {
-      'class': 'divergence ' + d.kind, 'style': 'left: calc(' + left.toFixed(3) + '% - 5px)',
+      'class': 'divergence ' + d.kind,
+      'style': 'left: calc(' + left.toFixed(3) + '% - 5px); top: ' +
+          (2 + 12 * Math.max(KINDS.indexOf(d.kind), 0)) + 'px',
       'data-kind': d.kind, 'data-job': d.job, 'data-seq': d.seq, 'title': title,
     }));
   }
