@@ -2,6 +2,8 @@
 #include "audit/divergences.h"
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <utility>
 #include <variant>
 
@@ -59,6 +61,35 @@ Divergence Decode(uint64_t seq, const model::ActionOutcome& o) {
   return d;
 }
 
+// The ledger stamps every input with its clock at commit (LogRecord::recorded_at), in seq order
+// (retention relies on that order too), and a divergence is committed after the auditor read its
+// time from the same clock, or later when an audit store merges or a store imports it. So the
+// records of time T or later start at or after the first input stamped at or after T. The bound is
+// moved back by this much for clock steps and for skew between the auditor's and the audit store's
+// hosts.
+constexpr Duration kRecordedAtSlack = std::chrono::hours(1);
+
+// The first input seq stamped at or after `t` (a binary search of point reads); one past the last
+// when there is none.
+Result<uint64_t> FirstSeqRecordedAtOrAfter(store::Ledger& ledger, Time t) {
+  CL_ASSIGN_OR_RETURN(store::LedgerMeta meta, ledger.Meta());
+  uint64_t lo = 1, hi = meta.last_input_seq + 1;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    std::optional<store::LogRecord> at;  // the first record at or after mid (retention leaves gaps)
+    CL_RETURN_IF_ERROR(ledger.ScanInputs(mid, false, [&](const store::LogRecord& rec) {
+      at = rec;
+      return false;
+    }));
+    if (!at || !(at->recorded_at < t)) {
+      hi = mid;
+    } else {
+      lo = at->seq + 1;
+    }
+  }
+  return lo;
+}
+
 }  // namespace
 
 Result<std::vector<Divergence>> ListDivergences(store::Ledger& ledger, const DivergenceQuery& q) {
@@ -66,8 +97,14 @@ Result<std::vector<Divergence>> ListDivergences(store::Ledger& ledger, const Div
   if (q.since && q.until && !(*q.since < *q.until)) {
     return Status::InvalidArgument("since must be before until");
   }
+  uint64_t from = q.after_seq + 1;
+  if (q.since) {
+    CL_ASSIGN_OR_RETURN(uint64_t first, FirstSeqRecordedAtOrAfter(
+                                            ledger, q.since->Add(Duration(-kRecordedAtSlack))));
+    from = std::max(from, first);
+  }
   std::vector<Divergence> out;
-  CL_RETURN_IF_ERROR(ledger.ScanInputs(q.after_seq + 1, false, [&](const store::LogRecord& rec) {
+  CL_RETURN_IF_ERROR(ledger.ScanInputs(from, false, [&](const store::LogRecord& rec) {
     const auto* o = std::get_if<model::ActionOutcome>(&rec.input);
     if (o == nullptr || o->verb != kDivergenceVerb || !Matches(*o, q)) return true;
     out.push_back(Decode(rec.seq, *o));

@@ -70,10 +70,11 @@ struct DivergenceQuery {
   size_t limit = 0;           // 0 = all
 };
 
-// The divergence records matching q, in input log order (oldest first). It reads the input log
-// from after_seq on, without raw bytes, to its end or until `limit` records matched: there is no
-// index of divergences, and the log's order is not a time order once an audit store merged several
-// sources, so `until` filters rather than ends the read.
+// The divergence records matching q, in input log order (oldest first). There is no index of
+// divergences: it reads the input log without raw bytes, from after_seq, or from the inputs the
+// ledger stamped (LogRecord::recorded_at) an hour before `since` when that is later, to the end or
+// until `limit` records matched. The window applies to the divergence's own time, which is never
+// later than the ledger's stamp by more than that hour (see divergences.cc).
 // InvalidArgument for an unknown kind or since >= until; the ledger's errors otherwise.
 Result<std::vector<Divergence>> ListDivergences(store::Ledger& ledger, const DivergenceQuery& q);
 

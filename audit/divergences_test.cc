@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 
 #include "audit/adherence.h"
 #include "audit/api.h"
@@ -123,6 +124,41 @@ TEST_F(DivergencesTest, FiltersAndPages) {
                               }))
                   .status()
                   .IsInvalidArgument());
+}
+
+// A ledger that remembers where each input scan started.
+class ScanStarts : public store::testing::ForwardingLedger {
+ public:
+  using ForwardingLedger::ForwardingLedger;
+  std::vector<uint64_t> starts;
+  Status ScanInputs(uint64_t from_seq, bool with_raw,
+                    const std::function<bool(const store::LogRecord&)>& fn) override {
+    starts.push_back(from_seq);
+    return base().ScanInputs(from_seq, with_raw, fn);
+  }
+};
+
+TEST_F(DivergencesTest, AWindowReadsTheLogFromAnHourBeforeItsStart) {
+  ScanStarts scans(h_.ledger());
+  DivergenceQuery q;
+  q.since = At(24);
+  auto found = ListDivergences(scans, q);
+  ASSERT_TRUE(found.ok());
+  ASSERT_EQ(found->size(), 1u);
+  // The inputs before nightly's are stamped before 23:00: the read starts at nightly's record.
+  EXPECT_EQ(scans.starts.back(), seq_[4]);
+  scans.starts.clear();
+  q.since = At(3, 31);  // the unexpected Jobs of 03:31 and 03:32 and nightly's
+  found = ListDivergences(scans, q);
+  ASSERT_TRUE(found.ok());
+  EXPECT_EQ(found->size(), 3u);
+  // From the first input stamped at or after 02:31: the inputs up to the LateRun (02:03) and the
+  // pass committed after it are skipped.
+  EXPECT_EQ(scans.starts.back(), seq_[2]);
+  // Without `since` the whole log is read.
+  scans.starts.clear();
+  ASSERT_TRUE(ListDivergences(scans, {}).ok());
+  EXPECT_EQ(scans.starts, (std::vector<uint64_t>{1}));
 }
 
 TEST_F(DivergencesTest, ARecordWhoseDetailDoesNotDecodeIsListedWithItsError) {

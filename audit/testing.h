@@ -150,11 +150,12 @@ class HandLedger {
     CL_CHECK(r.ok());
   }
 
-  // A shadow-mode divergence recorded at `time`, as the shadow auditor commits it; returns its
-  // input seq.
+  // A shadow-mode divergence recorded at `time`, as the shadow auditor commits it (the ledger's
+  // clock, which stamps the input, reads `time` too); returns its input seq.
   uint64_t AddDivergence(Time time, const std::string& kind, const std::string& ns,
                          const std::string& cron_job, const std::string& job,
                          model::Json detail = model::Json::object()) {
+    clock_.Set(time);
     return CommitInput(DivergenceRecord(time, kind, ns, cron_job, job, std::move(detail)));
   }
 

@@ -2,7 +2,8 @@
 
 // Shadow-mode divergences added to a store that `cronledger simulate deploy/samples` recorded
 // (the simulator runs the controller, not the shadow auditor), committed as the auditor commits
-// them (audit::DivergenceRecord), within the report's default window:
+// them (audit::DivergenceRecord, stamped by the ledger at their time), within the report's default
+// window:
 //   platform/cache-warmer  MissedRun of the fire time two hours before the horizon (rounded down to
 //                          five minutes), recorded 61 s after it; its LateRun 190 s late;
 //   platform/heartbeat     an UnexpectedJob an hour before the horizon;
@@ -16,6 +17,7 @@
 #include "audit/adherence.h"
 #include "audit/divergences.h"
 #include "store/ledger.h"
+#include "store/test_util.h"
 
 namespace cronledger::audit::testing {
 
@@ -25,9 +27,11 @@ struct AddedDivergences {
 };
 
 inline AddedDivergences AddSampleDivergences(const std::string& data_dir) {
+  store::testing::ManualClock clock(Time::FromUnix(0));  // stamps each record at its time
   store::LedgerOptions o;
   o.path = data_dir;
   o.create_if_missing = false;
+  o.clock = &clock;
   auto ledger = store::Ledger::Open(o);
   EXPECT_TRUE(ledger.ok()) << ledger.status().ToString();
   if (!ledger.ok()) return {};
@@ -39,6 +43,7 @@ inline AddedDivergences AddSampleDivergences(const std::string& data_dir) {
   const Time fire = added.missed_fire_time;
   const std::string job = "cache-warmer-" + std::to_string(fire.unix_seconds() / 60);
   auto commit = [&](model::ActionOutcome record) {
+    clock.Set(record.time);
     store::UnitOfWork u;
     u.inputs.push_back(std::move(record));
     auto r = (*ledger)->Commit(std::move(u));
