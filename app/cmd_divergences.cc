@@ -8,8 +8,8 @@
 #include "app/flags.h"
 #include "app/output.h"
 #include "app/support_audit.h"
-#include "app/support_run.h"
 #include "app/system_clock.h"
+#include "audit/divergences.h"
 #include "audit/query.h"
 #include "model/time.h"
 
@@ -31,7 +31,7 @@ const std::vector<std::string>& Columns() {
 }
 
 // The flat row of table and csv output: the detail members every kind may carry, blank if absent.
-model::Json Row(const Divergence& d) {
+model::Json Row(const audit::Divergence& d) {
   model::Json row = {{"time", FormatRfc3339(d.time)},
                      {"kind", d.kind},
                      {"namespace", d.namespace_},
@@ -58,7 +58,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   if (s.ok() && !flags.positionals().empty()) s = Status::InvalidArgument("unexpected argument");
   if (!s.ok()) return Fail(io, s, kExitUsage);
 
-  DivergenceQuery q;
+  audit::DivergenceQuery q;
   if (auto cj = flags.Get("cronjob")) {
     auto key = audit::ParseCronJobKey(*cj);
     if (!key.ok()) return Fail(io, key.status(), kExitUsage);
@@ -72,11 +72,10 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     q.namespace_ = flags.GetOr("namespace", "");
   }
   q.kind = flags.GetOr("kind", "");
-  if (!q.kind.empty() && q.kind != kMissedRun && q.kind != kLateRun && q.kind != kUnexpectedJob) {
-    return Fail(io,
-                Status::InvalidArgument("--kind: unknown kind \"" + q.kind +
-                                        "\" (MissedRun, LateRun or UnexpectedJob)"),
-                kExitUsage);
+  if (!q.kind.empty()) {
+    if (Status k = audit::CheckDivergenceKind(q.kind); !k.ok()) {
+      return Fail(io, k.WithContext("--kind"), kExitUsage);
+    }
   }
   const Time now = RealClock().Now();
   auto since = TimeFlag(flags, "since", now);
@@ -84,6 +83,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   q.since = *since;
   auto until = TimeFlag(flags, "until", now);
   if (!until.ok()) return Fail(io, until.status(), kExitUsage);
+  q.until = *until;
   if (flags.Has("limit")) {
     auto limit = flags.Uint("limit", 1, std::numeric_limits<uint32_t>::max(), 0);
     if (!limit.ok()) return Fail(io, limit.status(), kExitUsage);
@@ -94,14 +94,16 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
 
   auto ledger = OpenLedgerForAudit(flags.GetOr("data-dir", "./data"), kOneShotRefresh);
   if (!ledger.ok()) return Fail(io, ledger.status(), kExitFailure);
-  auto found = ListDivergences(**ledger, q);
-  if (!found.ok()) return Fail(io, found.status(), kExitFailure);
+  auto found = audit::ListDivergences(**ledger, q);
+  if (!found.ok()) {
+    const bool usage = found.status().code() == Status::Code::kInvalidArgument;
+    return Fail(io, found.status(), usage ? kExitUsage : kExitFailure);
+  }
 
   const bool records = *format == OutputFormat::kJson || *format == OutputFormat::kYaml;
   std::vector<model::Json> items;
-  for (const Divergence& d : *found) {
-    if (*until && d.time >= **until) break;  // oldest first: nothing later is in the window
-    items.push_back(records ? DivergenceJson(d) : Row(d));
+  for (const audit::Divergence& d : *found) {
+    items.push_back(records ? audit::DivergenceJson(d) : Row(d));
   }
   PrintItems(io.out, *format, Columns(), items);
   return kExitOk;

@@ -8,6 +8,7 @@
 #include "app/support_audit.h"
 #include "app/system_clock.h"
 #include "audit/adherence.h"
+#include "audit/divergences.h"
 #include "audit/encode.h"
 #include "audit/query.h"
 
@@ -19,8 +20,10 @@ constexpr const char* kUsage =
     "                                   [--slots] [--zoneinfo DIR] [--data-dir DIR]\n"
     "                                   [-o table|json|yaml|csv]\n"
     "Per CronJob: expected fire times, created (with skew), skipped by reason, unaccounted,\n"
-    "pending, Job outcomes and the adherence percentage. The window defaults to the 24 hours\n"
-    "before the ledger's last decision. --slots adds every fire time (json/yaml).\n"
+    "pending, Job outcomes, the adherence percentage and the shadow auditor's divergences by\n"
+    "kind. The window defaults to the 24 hours before the ledger's last decision. json and yaml\n"
+    "add the totals beside the items. --slots adds every fire time and divergence record\n"
+    "(json/yaml).\n"
     "T: an RFC 3339 time, or a duration before now like kubectl's (--since 1h).\n";
 
 int Usage(const CommandIo& io, const std::string& why) {
@@ -74,16 +77,22 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   }
   const model::Json j = audit::EncodeReport(*report);
   std::vector<model::Json> items(j["items"].begin(), j["items"].end());
-  PrintItems(io.out, *format, audit::AdherenceColumns(), items);
+  PrintItems(io.out, *format, audit::AdherenceColumns(), items, {{"totals", j["totals"]}});
   if (*format == OutputFormat::kTable) {
     const model::Json& t = j["totals"];
+    std::string divergences;
+    for (const std::string& kind : audit::DivergenceKinds()) {
+      divergences += (divergences.empty() ? " " : ", ") + kind + " " +
+                     t["divergencesByKind"].value(kind, model::Json(0)).dump();
+    }
     std::fprintf(io.out,
                  "window %s .. %s: expected %s, created %s, skipped %s, unaccounted %s, "
-                 "pending %s, adherence %s%%\n",
+                 "pending %s, adherence %s%%; divergences%s\n",
                  j["since"].get<std::string>().c_str(), j["until"].get<std::string>().c_str(),
                  t["expected"].dump().c_str(), t["created"].dump().c_str(),
                  t["skipped"].dump().c_str(), t["unaccounted"].dump().c_str(),
-                 t["pending"].dump().c_str(), t["adherencePercent"].dump().c_str());
+                 t["pending"].dump().c_str(), t["adherencePercent"].dump().c_str(),
+                 divergences.c_str());
   }
   return kExitOk;
 }

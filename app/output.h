@@ -23,5 +23,9 @@ Result<OutputFormat> ParseOutputFormat(std::string_view s);
 // missing key prints as empty. Scalars print as their text, objects and arrays as compact JSON.
 void PrintItems(std::FILE* out, OutputFormat format, const std::vector<std::string>& columns,
                 const std::vector<model::Json>& items);
+// As above; json and yaml also print the members of `extra` (a JSON object whose keys are plain
+// names other than "items") beside `items` at the top level. Table and csv print the items alone.
+void PrintItems(std::FILE* out, OutputFormat format, const std::vector<std::string>& columns,
+                const std::vector<model::Json>& items, const model::Json& extra);
 
 }  // namespace cronledger::app

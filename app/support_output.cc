@@ -72,9 +72,15 @@ Result<OutputFormat> ParseOutputFormat(std::string_view s) {
 
 void PrintItems(std::FILE* out, OutputFormat format, const std::vector<std::string>& columns,
                 const std::vector<model::Json>& items) {
+  PrintItems(out, format, columns, items, model::Json::object());
+}
+
+void PrintItems(std::FILE* out, OutputFormat format, const std::vector<std::string>& columns,
+                const std::vector<model::Json>& items, const model::Json& extra) {
   switch (format) {
     case OutputFormat::kJson: {
-      model::Json doc = {{"items", model::Json::array()}};
+      model::Json doc = extra;
+      doc["items"] = model::Json::array();
       for (const auto& item : items) doc["items"].push_back(item);
       std::fprintf(out, "%s\n", model::DumpJson(doc).c_str());
       return;
@@ -82,10 +88,18 @@ void PrintItems(std::FILE* out, OutputFormat format, const std::vector<std::stri
     case OutputFormat::kYaml: {
       if (items.empty()) {
         std::fprintf(out, "items: []\n");
-        return;
+      } else {
+        std::fprintf(out, "items:\n");
+        PrintYaml(out, model::Json(items), 0);
       }
-      std::fprintf(out, "items:\n");
-      PrintYaml(out, model::Json(items), 0);
+      for (const auto& [key, value] : extra.items()) {
+        if ((value.is_object() || value.is_array()) && !value.empty()) {
+          std::fprintf(out, "%s:\n", key.c_str());
+          PrintYaml(out, value, 2);
+        } else {
+          std::fprintf(out, "%s: %s\n", key.c_str(), model::DumpJson(value).c_str());
+        }
+      }
       return;
     }
     case OutputFormat::kCsv: {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "audit/divergences.h"
 #include "emit/kube_actuator.h"
 #include "kube/reflector.h"
 #include "model/build_info.h"
@@ -364,7 +365,7 @@ std::string RunAssembly::RenderMetrics() const {
     Metric(&o, "cronledger_shadow_divergences_total", "counter",
            "Divergences recorded by the shadow auditor, by kind.");
     std::map<std::string, uint64_t> counts = auditor_->RecordedCounts();
-    for (const char* kind : {kMissedRun, kLateRun, kUnexpectedJob}) counts.try_emplace(kind, 0);
+    for (const std::string& kind : audit::DivergenceKinds()) counts.try_emplace(kind, 0);
     for (const auto& [kind, n] : counts) {
       o += "cronledger_shadow_divergences_total{kind=\"" + Label(kind) + "\"} " +
            std::to_string(n) + "\n";

@@ -46,23 +46,6 @@ using RunLogFn = std::function<void(const std::string&)>;
 
 // --- shadow (audit) mode: docs/run.md "Shadow mode" -------------------------------------------
 
-// The divergence kinds, recorded as ActionOutcome inputs with verb "divergence" (see
-// ShadowAuditor).
-inline constexpr const char* kDivergenceVerb = "divergence";
-inline constexpr const char* kMissedRun = "MissedRun";
-inline constexpr const char* kUnexpectedJob = "UnexpectedJob";
-inline constexpr const char* kLateRun = "LateRun";
-
-struct Divergence {
-  uint64_t seq = 0;  // input seq of the record
-  Time time;         // when it was recorded
-  std::string kind;  // kMissedRun, kUnexpectedJob or kLateRun
-  std::string namespace_;
-  std::string cron_job;  // the CronJob's name
-  std::string job;       // the Job's name
-  model::Json detail;    // scheduledTime, expectedSince, observedAt, skewSeconds, ...
-};
-
 // Compares what the shadow controller would have done with what the cluster did.
 //   * Expect(): a pass wanted to create Job `name` and the view has no such Job. If no Job of
 //     that name appears within `grace`, a MissedRun is recorded once; if it appears later, a
@@ -70,9 +53,9 @@ struct Divergence {
 //   * Observe(): Jobs the cluster created (ADDED events of Jobs controlled by a CronJob, created
 //     after the auditor started). One that no pass asked for within `grace` of being seen is an
 //     UnexpectedJob (a duplicate or a run the expected decisions did not call for).
-// Divergences are ActionOutcome inputs {verb "divergence", kind CronJob, namespace, name = the
-// CronJob, result = the kind, decision_seq 0, payload = JSON detail}: they are in the log (rule
-// 1), keyed by CronJob for Kafka, and ignored by replay (an outcome answering no intent).
+// Divergences are committed as audit::DivergenceRecord inputs (audit/divergences.h): they are in
+// the log (rule 1), keyed by CronJob for Kafka, and ignored by replay (an outcome answering no
+// intent).
 // Thread-safe.
 class ShadowAuditor {
  public:
@@ -114,22 +97,6 @@ class ShadowAuditor {
   mutable std::mutex counts_mu_;
   std::map<std::string, uint64_t> counts_;  // recorded divergences by kind
 };
-
-// Reads the divergence records of a ledger, oldest first.
-Result<std::vector<Divergence>> ListDivergences(store::Ledger& ledger);
-
-// A filtered read of the divergence records: every set field must match.
-struct DivergenceQuery {
-  std::string namespace_;
-  std::string cron_job;
-  std::string kind;           // kMissedRun, kLateRun or kUnexpectedJob
-  uint64_t after_seq = 0;     // records with a larger input seq (paging)
-  std::optional<Time> since;  // recorded at or after
-  size_t limit = 0;           // 0 = all
-};
-Result<std::vector<Divergence>> ListDivergences(store::Ledger& ledger, const DivergenceQuery& q);
-// The stable JSON of one divergence: {seq, time, kind, namespace, cronJob, job, detail}.
-model::Json DivergenceJson(const Divergence& d);
 
 // The Actuator of --shadow: answers every call from the ledger's view (what the cluster did, as
 // watched) and performs nothing. See docs/run.md for the table; in short: GETs read the view;

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "app/support_run.h"
+#include "audit/divergences.h"
 
 namespace cronledger::app {
 namespace {
@@ -160,7 +161,7 @@ void ShadowAuditor::Observe(const std::vector<model::WatchEvent>& events) {
           detail["skewSeconds"] = created->Sub(*scheduled).count() / 1e9;
         }
         due_.push_back([this, ns = ev.namespace_, cj = ev.owner_name, job = ev.name, detail] {
-          return Record(kLateRun, ns, cj, job, detail);
+          return Record(audit::kLateRun, ns, cj, job, detail);
         });
       }
       expected_.erase(e);
@@ -188,7 +189,7 @@ Result<size_t> ShadowAuditor::Check() {
       if (auto t = MetaTime(e.job, "creationTimestamp"))
         detail["scheduledTime"] = FormatRfc3339(*t);
       records.push_back([this, ns, cj = OwnerName(e.job), job, detail] {
-        return Record(kMissedRun, ns, cj, job, detail);
+        return Record(audit::kMissedRun, ns, cj, job, detail);
       });
     }
     for (auto it = seen_.begin(); it != seen_.end();) {
@@ -204,7 +205,7 @@ Result<size_t> ShadowAuditor::Check() {
                      {"createdAt", FormatRfc3339(s.created)},
                      {"observedAt", FormatRfc3339Nano(s.at)}};
       records.push_back([this, ns, cj = s.cron_job, job, detail] {
-        return Record(kUnexpectedJob, ns, cj, job, detail);
+        return Record(audit::kUnexpectedJob, ns, cj, job, detail);
       });
       it = seen_.erase(it);
     }
@@ -215,19 +216,10 @@ Result<size_t> ShadowAuditor::Check() {
 
 Status ShadowAuditor::Record(const std::string& kind, const std::string& ns,
                              const std::string& cron_job, const std::string& job, Json detail) {
-  model::ActionOutcome o;
-  o.time = wall_.Now();
-  o.decision_seq = 0;
-  o.verb = kDivergenceVerb;
-  o.kind = model::ObjectKind::kCronJob;
-  o.namespace_ = ns;
-  o.name = cron_job;
-  o.result = kind;
-  detail["job"] = job;
-  o.payload = model::DumpJson(detail);
   if (log_) log_("shadow divergence " + kind + ": " + ns + "/" + cron_job + " job " + job);
   store::UnitOfWork unit;
-  unit.inputs.push_back(std::move(o));
+  unit.inputs.push_back(
+      audit::DivergenceRecord(wall_.Now(), kind, ns, cron_job, job, std::move(detail)));
   CL_RETURN_IF_ERROR(ledger_.Commit(std::move(unit)).status());
   std::lock_guard lock(counts_mu_);
   ++counts_[kind];
@@ -237,41 +229,6 @@ Status ShadowAuditor::Record(const std::string& kind, const std::string& ns,
 std::map<std::string, uint64_t> ShadowAuditor::RecordedCounts() const {
   std::lock_guard lock(counts_mu_);
   return counts_;
-}
-
-Result<std::vector<Divergence>> ListDivergences(store::Ledger& ledger) {
-  return ListDivergences(ledger, DivergenceQuery{});
-}
-
-Result<std::vector<Divergence>> ListDivergences(store::Ledger& ledger, const DivergenceQuery& q) {
-  std::vector<Divergence> out;
-  Status parse_error;
-  CL_RETURN_IF_ERROR(ledger.ScanInputs(q.after_seq + 1, false, [&](const store::LogRecord& rec) {
-    const auto* o = std::get_if<model::ActionOutcome>(&rec.input);
-    if (o == nullptr || o->verb != kDivergenceVerb) return true;
-    if ((!q.namespace_.empty() && o->namespace_ != q.namespace_) ||
-        (!q.cron_job.empty() && o->name != q.cron_job) ||
-        (!q.kind.empty() && o->result != q.kind) || (q.since && o->time < *q.since)) {
-      return true;
-    }
-    auto detail = model::ParseJson(o->payload);
-    if (!detail.ok()) {
-      parse_error = detail.status();
-      return false;
-    }
-    out.push_back(Divergence{rec.seq, o->time, o->result, o->namespace_, o->name,
-                             detail->value("job", std::string()), std::move(detail).value()});
-    return q.limit == 0 || out.size() < q.limit;
-  }));
-  CL_RETURN_IF_ERROR(parse_error);
-  return out;
-}
-
-Json DivergenceJson(const Divergence& d) {
-  return {{"seq", d.seq},          {"time", FormatRfc3339Nano(d.time)},
-          {"kind", d.kind},        {"namespace", d.namespace_},
-          {"cronJob", d.cron_job}, {"job", d.job},
-          {"detail", d.detail}};
 }
 
 }  // namespace cronledger::app

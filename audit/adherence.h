@@ -19,6 +19,10 @@
 //                  accounting (when there is one) does not hold T
 // adherencePercent = 100 * (created + skipped) / (expected - pending);
 // executedPercent  = 100 * created / (expected - pending); both null when the divisor is 0.
+//
+// Beside the fire times, each CronJob counts the shadow-mode divergences (audit/divergences.h)
+// recorded for it in [since, until), by kind; the totals count every divergence of the window and
+// namespace, those of CronJobs the report has no row for (deleted ones) included.
 
 #include <cstdint>
 #include <map>
@@ -26,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "audit/divergences.h"
 #include "model/json.h"
 #include "model/result.h"
 #include "model/time.h"
@@ -82,6 +87,9 @@ struct CronJobAdherence {
   std::optional<Duration> mean_skew;
   std::vector<std::string> schedule_errors;  // policies whose schedule could not be evaluated
   std::vector<Slot> slots;                   // with_slots: every slot, by time
+  // Divergences recorded in the window, by kind (every kind of DivergenceKinds() present).
+  std::map<std::string, uint64_t> divergences_by_kind;
+  std::vector<Divergence> divergences;  // with_slots: the records, oldest first
 };
 
 struct AdherenceReport {
@@ -103,7 +111,8 @@ Result<AdherenceReport> ComputeAdherence(store::Ledger& ledger, const model::Tim
 // The time of the last decision in the ledger; nullopt when there is none.
 Result<std::optional<Time>> LedgerHorizon(store::Ledger& ledger);
 
-// JSON shapes (docs/audit.md): one CronJob's row (slots included when present) and a slot.
+// JSON shapes (docs/audit.md): one CronJob's row (slots and divergence records included when
+// present) and a slot.
 model::Json EncodeAdherence(const CronJobAdherence& a);
 model::Json EncodeSlot(const Slot& s);
 

@@ -88,6 +88,32 @@ void AddTo(const CronJobAdherence& a, CronJobAdherence* t) {
   if (a.max_skew && (!t->max_skew || *a.max_skew > *t->max_skew)) t->max_skew = a.max_skew;
 }
 
+// Counts the window's divergences into their CronJob's row (and keeps the records with_slots) and
+// into the totals. One read of the input log for the whole report.
+Status AddDivergences(store::Ledger& ledger, const AdherenceOptions& options,
+                      AdherenceReport* report) {
+  std::map<std::string, CronJobAdherence*> rows;
+  for (CronJobAdherence& a : report->items) {
+    for (const std::string& kind : DivergenceKinds()) a.divergences_by_kind[kind] = 0;
+    rows[JobKey(a.namespace_, a.name)] = &a;
+  }
+  for (const std::string& kind : DivergenceKinds()) report->totals.divergences_by_kind[kind] = 0;
+  DivergenceQuery q;
+  q.namespace_ = options.namespace_;
+  q.cron_job = options.name;
+  q.since = options.since;
+  q.until = options.until;
+  CL_ASSIGN_OR_RETURN(std::vector<Divergence> found, ListDivergences(ledger, q));
+  for (Divergence& d : found) {
+    ++report->totals.divergences_by_kind[d.kind];
+    auto it = rows.find(JobKey(d.namespace_, d.cron_job));
+    if (it == rows.end()) continue;
+    ++it->second->divergences_by_kind[d.kind];
+    if (options.with_slots) it->second->divergences.push_back(std::move(d));
+  }
+  return Status::Ok();
+}
+
 CronJobInput InputOf(ViewCronJob v) {
   CronJobInput in{
       std::move(v.namespace_), std::move(v.name), std::move(v.uid), std::nullopt, std::nullopt,
@@ -158,6 +184,7 @@ Result<AdherenceReport> ComputeAdherence(store::Ledger& ledger, const model::Tim
     AddTo(a, &report.totals);
     if (!options.with_slots) a.slots.clear();
   }
+  if (Status s = AddDivergences(ledger, options, &report); !s.ok()) return s;
   return report;
 }
 

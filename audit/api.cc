@@ -2,11 +2,13 @@
 // (audit/api.h, docs/audit.md "API reference").
 #include "audit/api.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <set>
 
 #include "audit/api_internal.h"
+#include "audit/divergences.h"
 #include "audit/encode.h"
 #include "audit/query.h"
 #include "audit/web_assets.h"
@@ -58,6 +60,40 @@ Result<model::Json> DecisionsJson(store::Ledger& ledger, const Params& p, size_t
   model::Json j = {{"items", model::Json::array()}, {"metadata", {{"index", page.index}}}};
   for (const model::Decision& d : page.items) j["items"].push_back(model::EncodeDecision(d));
   if (!page.continue_token.empty()) j["metadata"]["continue"] = page.continue_token;
+  return j;
+}
+
+// /v1/divergences: the filters of `cronledger divergences`, paged by input seq. The continue token
+// is the decisions' token format naming the last item returned.
+Result<model::Json> DivergencesJson(store::Ledger& ledger, const Params& p, size_t max_page) {
+  DivergenceQuery q;
+  q.namespace_ = p.Get("namespace").value_or("");
+  if (auto cj = p.Get("cronjob")) {
+    CL_ASSIGN_OR_RETURN(auto key, ParseCronJobKey(*cj));
+    if (!q.namespace_.empty() && q.namespace_ != key.first) {
+      return Status::InvalidArgument("cronjob and namespace name different namespaces");
+    }
+    q.namespace_ = key.first;
+    q.cron_job = key.second;
+  }
+  q.kind = p.Get("kind").value_or("");
+  if (p.Get("kind")) CL_RETURN_IF_ERROR(CheckDivergenceKind(q.kind).WithContext("kind"));
+  CL_ASSIGN_OR_RETURN(q.since, p.GetTime("since"));
+  CL_ASSIGN_OR_RETURN(q.until, p.GetTime("until"));
+  CL_ASSIGN_OR_RETURN(size_t limit, p.GetLimit(std::min<size_t>(100, max_page), max_page));
+  if (auto token = p.Get("continue")) {
+    CL_ASSIGN_OR_RETURN(auto last, DecodeContinueToken(*token));
+    q.after_seq = last.second;
+  }
+  q.limit = limit + 1;  // one more than a page tells whether another page follows
+  CL_ASSIGN_OR_RETURN(std::vector<Divergence> found, ListDivergences(ledger, q));
+  model::Json j = {{"items", model::Json::array()}, {"metadata", model::Json::object()}};
+  for (size_t i = 0; i < found.size() && i < limit; ++i) {
+    j["items"].push_back(DivergenceJson(found[i]));
+  }
+  if (found.size() > limit) {
+    j["metadata"]["continue"] = EncodeContinueToken(found[limit - 1].time, found[limit - 1].seq);
+  }
   return j;
 }
 
@@ -170,6 +206,9 @@ ApiResponse Api::Route(const std::string& path, const std::string& query) {
     p = params({"cronjob", "namespace", "since", "until", "action", "reason", "limit", "continue",
                 "count"});
     if (p.ok()) body = DecisionsJson(ledger_, *p, options_.max_page);
+  } else if (path == "/v1/divergences") {
+    p = params({"cronjob", "namespace", "since", "until", "kind", "limit", "continue"});
+    if (p.ok()) body = DivergencesJson(ledger_, *p, options_.max_page);
   } else if (path == "/v1/cronjobs") {
     p = params({"namespace", "limit", "continue"});
     if (p.ok()) body = CronJobList(ledger_, *p, options_.max_page);

@@ -121,6 +121,7 @@ Result<model::Json> CronJobTimeline(store::Ledger& ledger, const model::TimeZone
   item["until"] = j["until"];
   item["horizon"] = j["horizon"];
   if (!item.contains("slots")) item["slots"] = model::Json::array();
+  if (!item.contains("divergences")) item["divergences"] = model::Json::array();
   return item;
 }
 

@@ -77,6 +77,12 @@ model::Json EncodeAdherence(const CronJobAdherence& a) {
     j["slots"] = model::Json::array();
     for (const Slot& s : a.slots) j["slots"].push_back(EncodeSlot(s));
   }
+  j["divergencesByKind"] = model::Json::object();
+  for (const auto& [kind, n] : a.divergences_by_kind) j["divergencesByKind"][kind] = n;
+  if (!a.divergences.empty()) {
+    j["divergences"] = model::Json::array();
+    for (const Divergence& d : a.divergences) j["divergences"].push_back(DivergenceJson(d));
+  }
   return j;
 }
 
@@ -95,7 +101,8 @@ std::vector<std::string> AdherenceColumns() {
           "executedPercent",
           "skippedByReason",
           "pendingHeld",
-          "error"};
+          "error",
+          "divergencesByKind"};
 }
 
 model::Json EncodeReport(const AdherenceReport& r) {

@@ -19,7 +19,8 @@ std::vector<std::string> DecisionRowColumns();
 
 // An adherence row: namespace, name, uid, expected, created, skipped, pending, unaccounted,
 // unexpected, skippedByReason, succeeded, failed, running, outcomeUnknown, maxSkewSeconds,
-// meanSkewSeconds, adherencePercent, executedPercent, scheduleErrors, and slots when present.
+// meanSkewSeconds, adherencePercent, executedPercent, scheduleErrors, divergencesByKind, and slots
+// and divergences (the records, DivergenceJson) when present.
 std::vector<std::string> AdherenceColumns();
 model::Json EncodeReport(const AdherenceReport& r);  // {"since","until","horizon","totals","items"}
 

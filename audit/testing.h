@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "audit/divergences.h"
 #include "model/decision.h"
 #include "model/inputs.h"
 #include "model/json.h"
@@ -147,6 +148,24 @@ class HandLedger {
                              {"uid", uid}, {"accounting", model::EncodeAccountingState(s)}}));
     auto r = ledger_->Commit(std::move(u));
     CL_CHECK(r.ok());
+  }
+
+  // A shadow-mode divergence recorded at `time`, as the shadow auditor commits it (the ledger's
+  // clock, which stamps the input, reads `time` too); returns its input seq.
+  uint64_t AddDivergence(Time time, const std::string& kind, const std::string& ns,
+                         const std::string& cron_job, const std::string& job,
+                         model::Json detail = model::Json::object()) {
+    clock_.Set(time);
+    return CommitInput(DivergenceRecord(time, kind, ns, cron_job, job, std::move(detail)));
+  }
+
+  // Any input alone; returns its seq.
+  uint64_t CommitInput(model::Input input) {
+    store::UnitOfWork u;
+    u.inputs.push_back(std::move(input));
+    auto r = ledger_->Commit(std::move(u));
+    CL_CHECK(r.ok());
+    return r->first_input_seq;
   }
 
   static std::string JobName(const std::string& cron_job, Time scheduled) {

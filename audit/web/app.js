@@ -1,7 +1,7 @@
 // The timeline page: reads the audit API with a bearer token (from #token=... or the form) and
-// draws, per CronJob, every fire time of the window on a time axis. Marks carry their status in
-// class names and data attributes (docs/audit.md "The page"; tests/audit/browser_test.cc reads
-// them).
+// draws, per CronJob, every fire time of the window on a time axis, and the shadow auditor's
+// divergences on a lane below it. Marks carry their status or kind in class names and data
+// attributes (docs/audit.md "The page"; tests/audit/browser_test.cc reads them).
 'use strict';
 
 const $ = (id) => document.getElementById(id);
@@ -30,13 +30,20 @@ function el(tag, attrs, text) {
 
 function pct(v) { return v === null || v === undefined ? '—' : v.toFixed(2) + ' %'; }
 
+const KINDS = ['MissedRun', 'LateRun', 'UnexpectedJob'];
+
+function divergenceCount(byKind) {
+  return Object.values(byKind || {}).reduce((a, b) => a + b, 0);
+}
+
 function renderOverview(report) {
   const byNs = new Map();
   for (const it of report.items) {
-    const t = byNs.get(it.namespace) ||
-        {cronJobs: 0, expected: 0, created: 0, skipped: 0, unaccounted: 0, pending: 0};
+    const t = byNs.get(it.namespace) || {cronJobs: 0, expected: 0, created: 0, skipped: 0,
+                                         unaccounted: 0, pending: 0, divergences: 0};
     t.cronJobs++;
     for (const k of ['expected', 'created', 'skipped', 'unaccounted', 'pending']) t[k] += it[k];
+    t.divergences += divergenceCount(it.divergencesByKind);
     byNs.set(it.namespace, t);
   }
   const body = document.querySelector('#namespaces tbody');
@@ -44,9 +51,10 @@ function renderOverview(report) {
   for (const [ns, t] of [...byNs.entries()].sort()) {
     const due = t.expected - t.pending;
     const adherence = due > 0 ? 100 * (t.created + t.skipped) / due : null;
-    const tr = el('tr', {'data-namespace': ns, 'data-unaccounted': t.unaccounted});
+    const tr = el('tr', {'data-namespace': ns, 'data-unaccounted': t.unaccounted,
+                         'data-divergences': t.divergences});
     for (const v of [ns, t.cronJobs, t.expected, t.created, t.skipped, t.unaccounted, t.pending,
-                     pct(adherence)]) {
+                     pct(adherence), t.divergences]) {
       tr.appendChild(el('td', {}, String(v)));
     }
     body.appendChild(tr);
@@ -59,6 +67,7 @@ function renderTimeline(tl) {
     'class': 'cronjob', 'data-cronjob': tl.namespace + '/' + tl.name,
     'data-expected': tl.expected, 'data-created': tl.created, 'data-skipped': tl.skipped,
     'data-unaccounted': tl.unaccounted, 'data-pending': tl.pending,
+    'data-divergences': divergenceCount(tl.divergencesByKind),
   });
   sec.appendChild(el('h3', {}, tl.namespace + '/' + tl.name));
   const reasons = Object.entries(tl.skippedByReason).map(([r, n]) => r + ' ' + n).join(', ');
@@ -67,7 +76,8 @@ function renderTimeline(tl) {
       `${tl.failed}) · skipped ${tl.skipped}${reasons ? ' (' + reasons + ')' : ''} · ` +
       `unaccounted ${tl.unaccounted} · pending ${tl.pending}` +
       (tl.pendingHeld ? ` (held by the controller ${tl.pendingHeld})` : '') + ' · adherence ' +
-      pct(tl.adherencePercent)));
+      pct(tl.adherencePercent) + ' · divergences ' +
+      KINDS.map((k) => k + ' ' + ((tl.divergencesByKind || {})[k] || 0)).join(', ')));
   const axis = el('div', {'class': 'axis'});
   for (const s of tl.slots) {
     const at = Date.parse(s.scheduledTime);
@@ -85,11 +95,42 @@ function renderTimeline(tl) {
     }));
   }
   sec.appendChild(axis);
+  sec.appendChild(renderDivergences(tl.divergences || [], since, until));
   const labels = el('div', {'class': 'axis-labels'});
   labels.appendChild(el('span', {}, tl.since));
   labels.appendChild(el('span', {}, tl.until));
   sec.appendChild(labels);
   return sec;
+}
+
+// Where a divergence goes on the axis: its fire time when the record knows it, else the Job's
+// creation, else when it was recorded; clamped into the window (a record of the window may concern
+// a fire time just before it).
+function divergenceAt(d) {
+  const detail = d.detail || {};
+  return Date.parse(detail.scheduledTime || detail.createdAt || d.time);
+}
+
+// One row per kind, so that a LateRun does not hide the MissedRun of the same fire time.
+function renderDivergences(divergences, since, until) {
+  const lane = el('div', {'class': 'divergences'});
+  if (divergences.length) lane.style.height = (12 * KINDS.length + 2) + 'px';
+  for (const d of divergences) {
+    const at = Math.min(Math.max(divergenceAt(d), since), until);
+    const left = until > since ? (100 * (at - since) / (until - since)) : 0;
+    const detail = d.detail || {};
+    const title = [d.kind, d.job, detail.scheduledTime ? 'fire time ' + detail.scheduledTime : '',
+                   detail.skewSeconds !== undefined ? 'skew ' + detail.skewSeconds + ' s' : '',
+                   'recorded ' + d.time, d.error || '']
+                      .filter(Boolean).join(' · ');
+    lane.appendChild(el('span', {
+      'class': 'divergence ' + d.kind,
+      'style': 'left: calc(' + left.toFixed(3) + '% - 5px); top: ' +
+          (2 + 12 * Math.max(KINDS.indexOf(d.kind), 0)) + 'px',
+      'data-kind': d.kind, 'data-job': d.job, 'data-seq': d.seq, 'title': title,
+    }));
+  }
+  return lane;
 }
 
 async function load() {

@@ -1,7 +1,8 @@
-// The timeline page end to end: `cronledger serve` over a simulated store, loaded in headless
-// Chromium with the token in the URL fragment; the rendered DOM must show the marks the API
-// reports (the suspended CronJob's fire times as skipped Suspended). A screenshot is kept in the
-// build tree as a test artefact (audit-timeline.png).
+// The timeline page end to end: `cronledger serve` over a simulated store with shadow-mode
+// divergences added, loaded in headless Chromium with the token in the URL fragment; the rendered
+// DOM must show the marks the API reports (the suspended CronJob's fire times as skipped
+// Suspended) and a mark per divergence with its kind. A screenshot is kept in the build tree as a
+// test artefact (audit-timeline.png).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 
 #include "model/json.h"
 #include "store/test_util.h"
+#include "tests/audit/divergence_store.h"
 #include "tests/audit/serve.h"
 #include "tests/testing/cli.h"
 
@@ -62,6 +64,7 @@ TEST(TimelinePage, RendersMarksForEveryFireTimeInHeadlessChromium) {
   const uint64_t held = (*api)["items"][0]["pendingHeld"].get<uint64_t>();
   ASSERT_GT(suspended, 0u);
   EXPECT_EQ(held, 1u);
+  testing::AddSampleDivergences(dir.Sub("data"));
 
   // serve opens the store read-only; the report above is what the page must show.
   std::ofstream(dir.Sub("token")) << "page-token\n";
@@ -83,6 +86,22 @@ TEST(TimelinePage, RendersMarksForEveryFireTimeInHeadlessChromium) {
   // A running CronJob shows created marks.
   const std::string warmer = Section(dom, "platform/cache-warmer");
   EXPECT_GT(Count(warmer, "class=\"mark created"), 0u);
+  // Divergences: a mark each on their CronJob's lane, with the kind in its class and tooltip.
+  EXPECT_EQ(Count(warmer, "class=\"divergence MissedRun\""), 1u) << warmer.substr(0, 2000);
+  EXPECT_EQ(Count(warmer, "class=\"divergence LateRun\""), 1u);
+  EXPECT_EQ(Count(warmer, "class=\"divergence UnexpectedJob\""), 0u);
+  EXPECT_NE(warmer.find("data-divergences=\"2\""), std::string::npos);
+  EXPECT_NE(warmer.find("title=\"LateRun · cache-warmer-"), std::string::npos);
+  const std::string heartbeat = Section(dom, "platform/heartbeat");
+  EXPECT_EQ(Count(heartbeat, "class=\"divergence "), 1u);
+  EXPECT_EQ(Count(heartbeat, "class=\"divergence UnexpectedJob\""), 1u);
+  EXPECT_EQ(Count(legacy, "class=\"divergence "), 0u);
+  // The namespace overview counts them per namespace (platform: cache-warmer's 2, heartbeat's 1).
+  const size_t platform_row = dom.find("data-namespace=\"platform\"");
+  ASSERT_NE(platform_row, std::string::npos);
+  const std::string platform_tag =
+      dom.substr(platform_row, dom.find('>', platform_row) - platform_row);
+  EXPECT_NE(platform_tag.find("data-divergences=\"3\""), std::string::npos) << platform_tag;
   // The namespace overview lists both namespaces of the samples.
   EXPECT_NE(dom.find("data-namespace=\"platform\""), std::string::npos);
   EXPECT_NE(dom.find("data-namespace=\"finance\""), std::string::npos);

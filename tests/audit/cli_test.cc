@@ -10,10 +10,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "model/json.h"
 #include "store/test_util.h"
+#include "tests/audit/divergence_store.h"
 #include "tests/audit/serve.h"
 
 namespace cronledger::audit {
@@ -145,6 +147,73 @@ TEST_F(AuditCli, AdherenceReportAccountsForEveryFireTime) {
           .exit_code,
       2);
   EXPECT_EQ(Cli("report nonsense" + flags_).exit_code, 2);
+}
+
+// Shadow-mode divergences through every reader: `divergences` and /v1/divergences print the same
+// items, `report adherence` counts them per CronJob and in total in every format.
+TEST_F(AuditCli, DivergencesAreListedAndCountedByEveryReader) {
+  const testing::AddedDivergences added = testing::AddSampleDivergences(data_);
+  const model::Json listed = Json(Cli("divergences -o json" + flags_));
+  ASSERT_EQ(listed["items"].size(), 4u) << listed;
+  EXPECT_EQ(listed["items"][1]["kind"], "LateRun");
+  EXPECT_EQ(listed["items"][1]["detail"]["skewSeconds"], 190);
+  const model::Json heartbeat =
+      Json(Cli("divergences --cronjob platform/heartbeat --kind UnexpectedJob -o json" + flags_));
+  ASSERT_EQ(heartbeat["items"].size(), 1u);
+  EXPECT_EQ(heartbeat["items"][0]["job"], "heartbeat-extra");
+  const CliResult bad = Cli("divergences --kind Late" + flags_, true);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("--kind: unknown divergence kind \"Late\""), std::string::npos) << bad.out;
+
+  model::Json report = Json(Cli("report adherence -o json" + flags_));
+  EXPECT_EQ(report["totals"]["divergencesByKind"],
+            (model::Json{{"MissedRun", 1}, {"LateRun", 1}, {"UnexpectedJob", 2}}));
+  std::map<std::string, model::Json> rows;
+  for (const auto& it : report["items"]) {
+    rows[it["namespace"].get<std::string>() + "/" + it["name"].get<std::string>()] =
+        it["divergencesByKind"];
+  }
+  EXPECT_EQ(rows["platform/cache-warmer"],
+            (model::Json{{"MissedRun", 1}, {"LateRun", 1}, {"UnexpectedJob", 0}}));
+  EXPECT_EQ(rows["platform/heartbeat"],
+            (model::Json{{"MissedRun", 0}, {"LateRun", 0}, {"UnexpectedJob", 1}}));
+  EXPECT_EQ(rows["finance/fx-rates"],
+            (model::Json{{"MissedRun", 0}, {"LateRun", 0}, {"UnexpectedJob", 0}}));
+  // A window that ends before the unexpected Job counts only cache-warmer's two.
+  report =
+      Json(Cli("report adherence -o json --until " + FormatRfc3339(added.unexpected_at) + flags_));
+  EXPECT_EQ(report["totals"]["divergencesByKind"],
+            (model::Json{{"MissedRun", 1}, {"LateRun", 1}, {"UnexpectedJob", 0}}));
+  const model::Json slots =
+      Json(Cli("report adherence --cronjob platform/cache-warmer --slots -o json" + flags_));
+  ASSERT_EQ(slots["items"][0]["divergences"].size(), 2u);
+  EXPECT_EQ(slots["items"][0]["divergences"][0], listed["items"][0]);
+  const CliResult csv = Cli("report adherence -o csv" + flags_);
+  const std::string header = csv.out.substr(0, csv.out.find('\n'));
+  EXPECT_EQ(header.substr(header.rfind(',') + 1), "divergencesByKind") << header;
+  EXPECT_NE(csv.out.find("\"{\"\"LateRun\"\":1,\"\"MissedRun\"\":1,\"\"UnexpectedJob\"\":0}\""),
+            std::string::npos)
+      << csv.out;
+  EXPECT_NE(Cli("report adherence" + flags_)
+                .out.find("; divergences MissedRun 1, LateRun 1, UnexpectedJob 2\n"),
+            std::string::npos);
+  const std::string yaml = Cli("report adherence -o yaml" + flags_).out;
+  EXPECT_NE(yaml.find("\ntotals:\n"), std::string::npos) << yaml.substr(0, 400);
+  EXPECT_NE(yaml.find("\"UnexpectedJob\": 2\n"), std::string::npos);
+
+  std::ofstream(dir_.Sub("token")) << "div-token\n";
+  ServeProcess serve(data_, dir_.Sub("token"));
+  ASSERT_NE(serve.port(), 0) << "serve did not start";
+  auto [status, body] = Get(serve.port(), "/v1/divergences?limit=1000", "div-token");
+  ASSERT_EQ(status, 200) << body;
+  auto served = model::ParseJson(body);
+  ASSERT_TRUE(served.ok());
+  EXPECT_EQ((*served)["items"], listed["items"]) << "one encoder for the command and the API";
+  auto [bad_status, bad_body] = Get(serve.port(), "/v1/divergences?kind=Late", "div-token");
+  EXPECT_EQ(bad_status, 400) << bad_body;
+  EXPECT_EQ(Get(serve.port(), "/v1/divergences?namespace=nobody", "div-token").second,
+            "{\"items\":[],\"metadata\":{}}\n");
+  EXPECT_EQ(serve.Stop(), 0);
 }
 
 TEST_F(AuditCli, ServeAnswersWithTheTokenAndStopsOnSigterm) {

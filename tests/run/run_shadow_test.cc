@@ -1,5 +1,10 @@
 // --shadow: the cluster (played by the test, as the built-in controller) creates the Job of one
 // slot and misses the next: one MissedRun divergence, none for the match, and nothing written.
+#include <fstream>
+
+#include "audit/adherence.h"
+#include "audit/api.h"
+#include "audit/divergences.h"
 #include "model/clock.h"
 #include "store/test_util.h"
 #include "tests/run/run_fixture.h"
@@ -61,11 +66,11 @@ TEST_F(RunFixture, ShadowRecordsAMissedRunAndNothingForAMatch) {
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(*n, 0u) << "recorded once";
 
-  auto divergences = ListDivergences(*ledger_);
+  auto divergences = audit::ListDivergences(*ledger_, {});
   ASSERT_TRUE(divergences.ok());
   ASSERT_EQ(divergences->size(), 1u);
-  const Divergence& d = (*divergences)[0];
-  EXPECT_EQ(d.kind, kMissedRun);
+  const audit::Divergence& d = (*divergences)[0];
+  EXPECT_EQ(d.kind, audit::kMissedRun);
   EXPECT_EQ(d.namespace_, "prod");
   EXPECT_EQ(d.cron_job, "report");
   EXPECT_EQ(d.job, JobName("report", kStart + 600));
@@ -97,19 +102,19 @@ TEST_F(RunFixture, ShadowRecordsAMissedRunAndNothingForAMatch) {
   n = auditor.Check();
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(*n, 1u);
-  divergences = ListDivergences(*ledger_);
+  divergences = audit::ListDivergences(*ledger_, {});
   ASSERT_TRUE(divergences.ok());
   ASSERT_EQ(divergences->size(), 2u);
-  EXPECT_EQ((*divergences)[1].kind, kLateRun);
+  EXPECT_EQ((*divergences)[1].kind, audit::kLateRun);
   EXPECT_DOUBLE_EQ((*divergences)[1].detail["skewSeconds"].get<double>(), 100.0);
 
   // Queryable: by kind, by CronJob, paged by seq; and counted on /metrics.
-  DivergenceQuery q;
-  q.kind = kLateRun;
-  auto late = ListDivergences(*ledger_, q);
+  audit::DivergenceQuery q;
+  q.kind = audit::kLateRun;
+  auto late = audit::ListDivergences(*ledger_, q);
   ASSERT_TRUE(late.ok());
   ASSERT_EQ(late->size(), 1u);
-  const Json j = DivergenceJson((*late)[0]);
+  const Json j = audit::DivergenceJson((*late)[0]);
   EXPECT_EQ(j["kind"], "LateRun");
   EXPECT_EQ(j["namespace"], "prod");
   EXPECT_EQ(j["cronJob"], "report");
@@ -117,16 +122,16 @@ TEST_F(RunFixture, ShadowRecordsAMissedRunAndNothingForAMatch) {
   EXPECT_EQ(j["detail"]["skewSeconds"], 100.0);
   q = {};
   q.cron_job = "other";
-  EXPECT_TRUE(ListDivergences(*ledger_, q)->empty());
+  EXPECT_TRUE(audit::ListDivergences(*ledger_, q)->empty());
   q = {};
   q.limit = 1;
-  auto first = ListDivergences(*ledger_, q);
+  auto first = audit::ListDivergences(*ledger_, q);
   ASSERT_EQ(first->size(), 1u);
-  EXPECT_EQ((*first)[0].kind, kMissedRun);
+  EXPECT_EQ((*first)[0].kind, audit::kMissedRun);
   q.after_seq = (*first)[0].seq;
-  auto next = ListDivergences(*ledger_, q);
+  auto next = audit::ListDivergences(*ledger_, q);
   ASSERT_EQ(next->size(), 1u);
-  EXPECT_EQ((*next)[0].kind, kLateRun);
+  EXPECT_EQ((*next)[0].kind, audit::kLateRun);
   const std::string metrics = assembly_->RenderMetrics();
   EXPECT_NE(metrics.find("cronledger_shadow_divergences_total{kind=\"MissedRun\"} 1\n"),
             std::string::npos)
@@ -162,10 +167,10 @@ TEST_F(ShadowFixture, ShadowRecordsAJobNobodyAskedFor) {
   auto n = assembly_->auditor()->Check();
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(*n, 1u);
-  auto divergences = ListDivergences(*ledger_);
+  auto divergences = audit::ListDivergences(*ledger_, {});
   ASSERT_TRUE(divergences.ok());
   ASSERT_EQ(divergences->size(), 1u);
-  EXPECT_EQ((*divergences)[0].kind, kUnexpectedJob);
+  EXPECT_EQ((*divergences)[0].kind, audit::kUnexpectedJob);
   EXPECT_EQ((*divergences)[0].job, JobName("report", kStart + 120));
 }
 
@@ -183,9 +188,67 @@ TEST_F(ShadowFixture, ShadowIgnoresJobsOfOtherControllers) {
   auto n = assembly_->auditor()->Check();
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(*n, 0u);
-  auto divergences = ListDivergences(*ledger_);
+  auto divergences = audit::ListDivergences(*ledger_, {});
   ASSERT_TRUE(divergences.ok());
   EXPECT_TRUE(divergences->empty());
+}
+
+// What the auditor recorded is what `report adherence` counts and /v1/divergences lists.
+TEST_F(ShadowFixture, TheReportAndTheApiShowWhatTheAuditorRecorded) {
+  auto cj = StartShadowOnReport();
+  ASSERT_TRUE(cj.ok());
+  // 00:05: the cluster creates no Job; 00:07: it creates one nobody asked for.
+  clock_.AdvanceTo(Time::FromUnix(kStart + 301));
+  Settle(Batch());
+  clock_.AdvanceTo(Time::FromUnix(kStart + 420));
+  ASSERT_TRUE(server_->Create(kube::BatchJobs(), ClusterJob(*cj, kStart + 420)).ok());
+  Settle(Batch());
+  clock_.AdvanceTo(Time::FromUnix(kStart + 600));
+  auto n = assembly_->auditor()->Check();
+  ASSERT_TRUE(n.ok());
+  ASSERT_EQ(*n, 2u);
+
+  audit::AdherenceOptions o;
+  o.since = Time::FromUnix(kStart);
+  o.until = Time::FromUnix(kStart + 900);
+  o.with_slots = true;
+  auto report = audit::ComputeAdherence(*ledger_, *tzdb_, o);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_EQ(report->items.size(), 1u);
+  const std::map<std::string, uint64_t> counts = {
+      {"MissedRun", 1}, {"LateRun", 0}, {"UnexpectedJob", 1}};
+  EXPECT_EQ(report->items[0].divergences_by_kind, counts);
+  EXPECT_EQ(report->totals.divergences_by_kind, counts);
+  ASSERT_EQ(report->items[0].divergences.size(), 2u);
+  EXPECT_EQ(report->items[0].divergences[0].job, JobName("report", kStart + 300));
+  EXPECT_EQ(report->items[0].divergences[1].job, JobName("report", kStart + 420));
+  o.since = Time::FromUnix(kStart + 600);  // recorded at 00:10: outside [00:10, ...) is nothing
+  o.until = Time::FromUnix(kStart + 601);
+  report = audit::ComputeAdherence(*ledger_, *tzdb_, o);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->totals.divergences_by_kind, counts) << "recorded at 00:10, in the window";
+
+  // /v1/divergences answers the same records, each as `cronledger divergences -o json` prints it.
+  store::testing::TempDir api_dir;
+  std::ofstream(api_dir.Sub("token")) << "t0ken\n";
+  audit::ApiOptions api_options;
+  api_options.token_file = api_dir.Sub("token");
+  audit::Api api(*ledger_, *tzdb_, api_options);
+  auto get = [&](const std::string& target) {
+    audit::ApiResponse r = api.Handle({"GET", target, "Bearer t0ken", "127.0.0.1"});
+    EXPECT_EQ(r.status, 200) << target << ": " << r.body;
+    auto j = model::ParseJson(r.body);
+    return j.ok() ? (*j)["items"] : Json();
+  };
+  auto all = audit::ListDivergences(*ledger_, {});
+  ASSERT_TRUE(all.ok());
+  Json items = Json::array();
+  for (const audit::Divergence& d : *all) items.push_back(audit::DivergenceJson(d));
+  EXPECT_EQ(get("/v1/divergences?cronjob=prod/report"), items);
+  const Json missed = get("/v1/divergences?kind=MissedRun");
+  ASSERT_EQ(missed.size(), 1u);
+  EXPECT_EQ(missed[0]["detail"]["scheduledTime"], "2024-01-01T00:05:00Z");
+  EXPECT_EQ(get("/v1/divergences?namespace=dev"), Json::array());
 }
 
 TEST(ShadowAuditorTest, AJobMatchedFromTheViewBeforeItsEventIsExpected) {
