@@ -125,6 +125,7 @@ std::string RequiredArgs(const std::string& command) {
   if (command == "emit") return "--kafka-brokers 127.0.0.1:1";
   if (command == "ingest") return "--from -";
   if (command == "schedule") return "--schedule @daily --from 2026-01-01T00:00:00Z";
+  if (command == "verify-trail") return "--checkpoint /nonexistent --data-dir /nonexistent";
   return "";
 }
 
