@@ -8,6 +8,7 @@
 #include "app/flags.h"
 #include "app/output.h"
 #include "app/support_admin.h"
+#include "app/system_clock.h"
 #include "store/ledger.h"
 
 namespace cronledger::app {
@@ -80,11 +81,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
       std::fprintf(io.err, "cronledger retention: %s\n", ledger.status().ToString().c_str());
       return kExitFailure;
     }
-    const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
-    const Time now = Time::FromUnix(wall / 1000000000, static_cast<int32_t>(wall % 1000000000));
-    answer = RunLedgerMaintenance(**ledger, request, now);
+    answer = RunLedgerMaintenance(**ledger, request, RealClock().Now());
   }
   if (!(*answer).value("ok", false) || !(*answer).contains("item")) {
     std::fprintf(io.err, "cronledger retention: %s\n",
