@@ -85,6 +85,12 @@ echo "e2e: results (name, exit, seconds):" >&2
 column -t "$results" >&2 || cat "$results" >&2
 if [[ ! -s "$results" ]]; then echo "e2e: no test matched '$pattern'" >&2; exit 1; fi
 if awk '$2 != 0 {bad=1} END {exit !bad}' "$results"; then
+  # The failed tests' logs again, last, so that a log cut to its tail still shows them.
+  while read -r name rc _; do
+    [[ "$rc" == 0 ]] && continue
+    echo "e2e: ==== log of the failed test $name (exit $rc) ====" >&2
+    cat "$E2E_DIR/work/$name.log" >&2
+  done <"$results"
   echo "e2e: FAILED; logs and data in $E2E_DIR" >&2
   exit 1
 fi

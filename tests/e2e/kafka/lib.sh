@@ -128,6 +128,8 @@ emit_field() {
 E2E_PIDS=()
 cleanup_pids() {
   local pid
+  # SIGCONT first: a script may have stopped a process (SIGSTOP) to time a fault.
+  for pid in "${E2E_PIDS[@]}"; do kill -CONT "$pid" 2>/dev/null || true; done
   for pid in "${E2E_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${E2E_PIDS[@]}"; do
     for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done

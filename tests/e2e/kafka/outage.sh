@@ -8,9 +8,12 @@
 # exactly once (the idempotent producer wrote nothing twice across the outage), each key on one
 # partition, in the log's order per key.
 #
-# To make the outage land mid-stream on a small ledger, the producer sends one record per request
-# with one request in flight (--kafka-config batch.num.messages=1,
-# max.in.flight.requests.per.connection=1): slower, and otherwise the same session.
+# To make the outage land mid-stream on a small ledger whatever the machine's load, the producer
+# sends one record per request with one request in flight (--kafka-config batch.num.messages=1,
+# max.in.flight.requests.per.connection=1: slower, otherwise the same session), the script watches
+# the broker's log files of the ledger topic grow (every 50 ms; reading the topic would take
+# seconds on a loaded machine) and holds emit (SIGSTOP) as soon as 200 KB are there, stops the
+# broker, and lets emit go on (SIGCONT) against no broker.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_env CRONLEDGER E2E_WORK
@@ -20,11 +23,22 @@ broker_ctl="$E2E_REPO/tests/e2e/kafka-broker.sh"
 work="$E2E_WORK/outage"
 rm -rf "$work" && mkdir -p "$work"
 cleanup() {
+  local rc=$?
+  (( rc == 0 )) || on_fail >&2
   cleanup_pids
   "$broker_ctl" stop "$work/broker" || true
   report_time
 }
 trap cleanup EXIT
+# On a failure: the tails of the logs that explain it.
+on_fail() {
+  local f
+  for f in "$work/emit.err" "$work/emit.json" "$work/broker/broker.log"; do
+    [[ -f "$f" ]] || continue
+    echo "---- last lines of $f"
+    tail -n 40 "$f"
+  done
+}
 
 "$broker_ctl" start "$work/broker"
 brokers="$(sed -n 's/^KAFKA_BROKERS=//p' "$work/broker/env")"
@@ -47,16 +61,22 @@ printf '%s\n' '# one record per produce request, one request in flight: slow eno
 emit_pid=$!
 E2E_PIDS+=("$emit_pid")
 
-# Wait until the stream is under way, then take the broker away.
-for _ in $(seq 1 120); do
-  (( $(topic_count "$brokers" "$prefix.ledger") >= 200 )) && break
+# Wait until the stream is under way (the ledger topic's log files on the broker hold 200 KB),
+# hold emit there, take the broker away, and let emit go on without it.
+ledger_bytes() {
+  stat -c %s "$work/broker/data/$prefix.ledger-"*/*.log 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'
+}
+for _ in $(seq 1 2400); do
   kill -0 "$emit_pid" 2>/dev/null || break
-  sleep 0.5
+  (( $(ledger_bytes) >= 200000 )) && break
+  sleep 0.05
 done
+kill -STOP "$emit_pid" 2>/dev/null || true
 check "emit is still producing when the outage starts" kill -0 "$emit_pid"
 before_decisions="$(topic_count "$brokers" "$prefix.decisions")"
 before_inputs="$(topic_count "$brokers" "$prefix.ledger")"
 "$broker_ctl" stop "$work/broker"
+kill -CONT "$emit_pid"
 say "broker stopped with $before_decisions decisions and $before_inputs inputs on the topics; down for $outage s"
 sleep "$outage"
 check "emit is still running after $outage s without a broker" kill -0 "$emit_pid"
