@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <set>
+#include <utility>
 
 #include "audit/api_internal.h"
 #include "audit/divergences.h"
@@ -19,18 +20,40 @@
 namespace cronledger::audit {
 namespace {
 
-ApiResponse JsonResponse(int status, const model::Json& j) {
+ApiResponse TextResponse(int status, std::string json_text) {
   ApiResponse r;
   r.status = status;
-  r.body = model::DumpJson(j) + "\n";
+  r.body = std::move(json_text);
+  r.body += '\n';
   return r;
+}
+
+ApiResponse JsonResponse(int status, const model::Json& j) {
+  return TextResponse(status, model::DumpJson(j));
 }
 
 ApiResponse Error(int status, const std::string& message) {
   return JsonResponse(status, {{"error", message}});
 }
 
-Result<model::Json> DecisionsJson(store::Ledger& ledger, const Params& p, size_t max_page) {
+// A decision page as JSON text: each decision's canonical bytes as they are, inside the page
+// object (keys in DumpJson's order: "items" before "metadata").
+std::string DecisionPageText(const DecisionPage& page) {
+  std::string out = "{\"items\":[";
+  for (size_t i = 0; i < page.items.size(); ++i) {
+    if (i > 0) out += ',';
+    model::AppendCanonicalDecisionBytes(page.items[i], &out);
+  }
+  model::Json metadata = {{"index", page.index}};
+  if (!page.continue_token.empty()) metadata["continue"] = page.continue_token;
+  out += "],\"metadata\":";
+  out += model::DumpJson(metadata);
+  out += '}';
+  return out;
+}
+
+// /v1/decisions, as JSON text.
+Result<std::string> DecisionsText(store::Ledger& ledger, const Params& p, size_t max_page) {
   DecisionQuery q;
   if (auto cj = p.Get("cronjob")) {
     CL_ASSIGN_OR_RETURN(auto key, ParseCronJobKey(*cj));
@@ -52,15 +75,12 @@ Result<model::Json> DecisionsJson(store::Ledger& ledger, const Params& p, size_t
     for (const DecisionCount& c : counts) {
       j["items"].push_back({{"action", c.action}, {"reason", c.reason}, {"count", c.count}});
     }
-    return j;
+    return model::DumpJson(j);
   }
   CL_ASSIGN_OR_RETURN(q.limit, p.GetLimit(100, max_page));
   q.continue_token = p.Get("continue").value_or("");
   CL_ASSIGN_OR_RETURN(DecisionPage page, QueryDecisions(ledger, q));
-  model::Json j = {{"items", model::Json::array()}, {"metadata", {{"index", page.index}}}};
-  for (const model::Decision& d : page.items) j["items"].push_back(model::EncodeDecision(d));
-  if (!page.continue_token.empty()) j["metadata"]["continue"] = page.continue_token;
-  return j;
+  return DecisionPageText(page);
 }
 
 // /v1/divergences: the filters of `cronledger divergences`, paged by input seq. The continue token
@@ -205,7 +225,12 @@ ApiResponse Api::Route(const std::string& path, const std::string& query) {
   } else if (path == "/v1/decisions") {
     p = params({"cronjob", "namespace", "since", "until", "action", "reason", "limit", "continue",
                 "count"});
-    if (p.ok()) body = DecisionsJson(ledger_, *p, options_.max_page);
+    if (p.ok()) {
+      // Written as text: the decisions' canonical bytes need no tree.
+      Result<std::string> text = DecisionsText(ledger_, *p, options_.max_page);
+      if (text.ok()) return TextResponse(200, std::move(text).value());
+      body = text.status();
+    }
   } else if (path == "/v1/divergences") {
     p = params({"cronjob", "namespace", "since", "until", "kind", "limit", "continue"});
     if (p.ok()) body = DivergencesJson(ledger_, *p, options_.max_page);

@@ -9,6 +9,7 @@
 #include "audit/metrics.h"
 #include "audit/testing.h"
 #include "model/build_info.h"
+#include "model/decision.h"
 
 namespace cronledger::audit {
 namespace {
@@ -121,8 +122,17 @@ TEST_F(ApiTest, DecisionPagesAreStableAndComplete) {
   std::vector<uint64_t> seqs;
   std::string target = "/v1/decisions?namespace=ns&limit=2";
   for (int i = 0; i < 10; ++i) {
-    model::Json j = Body(Get(target));
-    for (const auto& d : j["items"]) seqs.push_back(d["seq"].get<uint64_t>());
+    const ApiResponse r = Get(target);
+    model::Json j = Body(r);
+    // The page is written as text from the decisions' canonical bytes: it is the canonical JSON
+    // of the page, and every item decodes to a decision whose canonical bytes it holds.
+    EXPECT_EQ(r.body, model::DumpJson(j) + "\n");
+    for (const auto& d : j["items"]) {
+      seqs.push_back(d["seq"].get<uint64_t>());
+      auto decoded = model::DecodeDecision(d);
+      ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+      EXPECT_NE(r.body.find(model::CanonicalDecisionBytes(*decoded)), std::string::npos);
+    }
     if (!j["metadata"].contains("continue")) break;
     target = "/v1/decisions?namespace=ns&limit=2&continue=" +
              j["metadata"]["continue"].get<std::string>();

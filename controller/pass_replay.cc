@@ -229,7 +229,7 @@ std::string ReplayOne(const PassRecords& p, uint64_t tick_seq, ViewSnapshot view
   }
   out->replayed = std::move(step.result.decisions);
   std::string mismatch = CompareDecisions(out->recorded, out->replayed);
-  const std::string acc = model::DumpJson(model::EncodeAccountingState(step.result.accounting));
+  const std::string acc = model::AccountingStateBytes(step.result.accounting);
   if (mismatch.empty() && acc != p.end->accounting) mismatch = "accounting state differs";
   return mismatch;
 }

@@ -371,40 +371,10 @@ PolicySnapshot SnapshotPolicy(const CronJobSpec& spec) {
 }
 
 Json EncodeDecision(const Decision& d) {
-  Json j = Json::object();
-  j["seq"] = d.seq;
-  j["time"] = FormatRfc3339Nano(d.time);
-  j["cronJob"] = {
-      {"namespace", d.cron_job.namespace_}, {"name", d.cron_job.name}, {"uid", d.cron_job.uid}};
-  j["action"] = DecisionActionName(d.action);
-  if (d.scheduled_time) j["scheduledTime"] = FormatRfc3339Nano(*d.scheduled_time);
-  if (d.range_end) j["rangeEnd"] = FormatRfc3339Nano(*d.range_end);
-  if (!d.reason.empty()) j["reason"] = d.reason;
-  if (d.job_name || !d.job_object.is_null()) {
-    Json job = Json::object();
-    if (d.job_name) job["name"] = *d.job_name;
-    if (!d.job_object.is_null()) job["object"] = d.job_object;
-    j["job"] = std::move(job);
-  }
-  if (d.event_type) j["eventType"] = *d.event_type;
-  if (d.message) j["message"] = *d.message;
-  if (d.requeue_after) {
-    j["requeueAfterSeconds"] = static_cast<double>(d.requeue_after->count()) / 1e9;
-    j["requeueAfterNanos"] = d.requeue_after->count();
-  }
-  if (!d.status.is_null()) j["status"] = d.status;
-  j["cause"] = {
-      {"tickSeq", d.cause.tick_seq}, {"inputSeq", d.cause.input_seq}, {"trigger", d.cause.trigger}};
-  Json policy = Json::object();
-  policy["schedule"] = d.policy.schedule;
-  policy["timeZone"] = d.policy.time_zone ? Json(*d.policy.time_zone) : Json(nullptr);
-  policy["concurrencyPolicy"] = d.policy.concurrency_policy;
-  policy["startingDeadlineSeconds"] = d.policy.starting_deadline_seconds
-                                          ? Json(*d.policy.starting_deadline_seconds)
-                                          : Json(nullptr);
-  policy["suspend"] = d.policy.suspend;
-  j["policy"] = std::move(policy);
-  return j;
+  // The canonical bytes are the one encoding of a decision; the tree is read back from them.
+  auto tree = ParseJson(CanonicalDecisionBytes(d));
+  CL_CHECK(tree.ok());  // the writer emits JSON, nested no deeper than the objects it carries
+  return std::move(tree).value();
 }
 
 Result<Decision> DecodeDecision(const Json& j) {
@@ -545,17 +515,9 @@ void AppendCanonicalDecisionBytes(const Decision& d, std::string* s) {
 }
 
 Json EncodeAccountingState(const AccountingState& s) {
-  Json j = Json::object();
-  auto put_time = [&j](const char* key, const std::optional<Time>& t) {
-    j[key] = t ? Json(FormatRfc3339Nano(*t)) : Json(nullptr);
-  };
-  put_time("accountedThrough", s.accounted_through);
-  put_time("pendingSlot", s.pending_slot);
-  j["pendingReason"] = s.pending_reason;
-  j["blockedReason"] = s.blocked_reason;
-  j["blockedKey"] = s.blocked_key;
-  put_time("blockedUntil", s.blocked_until);
-  return j;
+  auto tree = ParseJson(AccountingStateBytes(s));
+  CL_CHECK(tree.ok());
+  return std::move(tree).value();
 }
 
 std::string AccountingStateBytes(const AccountingState& s) {

@@ -2,8 +2,9 @@
 
 // The decision record (docs/design.md §4): what the reconciler decided, why, and under which
 // policy. It is the unit of the audit stream (RocksDB decision log, Kafka payload) and of replay
-// verification, so its JSON encoding is canonical: EncodeDecision() output is byte-stable (keys
-// sorted, absent optionals omitted, times at nanosecond precision in UTC).
+// verification, so its JSON encoding is canonical and byte-stable: keys sorted, absent optionals
+// omitted, times at nanosecond precision in UTC. CanonicalDecisionBytes is that encoding; it is the
+// replay digest's input, the Kafka payload and the JSON every command and the API print.
 
 #include <cstdint>
 #include <optional>
@@ -90,14 +91,14 @@ struct Decision {
   friend bool operator==(const Decision&, const Decision&) = default;
 };
 
-Json EncodeDecision(const Decision& d);
-Result<Decision> DecodeDecision(const Json& j);
-// The canonical bytes of a decision (the input of the replay digest): exactly
-// DumpJson(EncodeDecision(d)), written directly (no Json tree, no copy of the job object or
-// status).
+// The canonical bytes of a decision, written directly (no Json tree, no copy of the job object
+// or status).
 std::string CanonicalDecisionBytes(const Decision& d);
 // The same appended to `*out`.
 void AppendCanonicalDecisionBytes(const Decision& d, std::string* out);
+// The same bytes as a tree (DumpJson of it gives them back), for output that embeds decisions.
+Json EncodeDecision(const Decision& d);
+Result<Decision> DecodeDecision(const Json& j);
 
 PolicySnapshot SnapshotPolicy(const struct CronJobSpec& spec);
 
@@ -121,11 +122,12 @@ struct AccountingState {
   friend bool operator==(const AccountingState&, const AccountingState&) = default;
 };
 
-Json EncodeAccountingState(const AccountingState& s);
-// Exactly DumpJson(EncodeAccountingState(s)) (what a PassEnd records), written directly.
+// The accounting state's JSON (what a PassEnd records): keys sorted, absent times null.
 std::string AccountingStateBytes(const AccountingState& s);
 // The same appended to `*out`.
 void AppendAccountingStateBytes(const AccountingState& s, std::string* out);
+// The same bytes as a tree.
+Json EncodeAccountingState(const AccountingState& s);
 Result<AccountingState> DecodeAccountingState(const Json& j);
 
 }  // namespace cronledger::model
