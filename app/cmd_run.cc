@@ -50,9 +50,8 @@ constexpr const char* kUsage =
     "With --kafka-watch-topic the watch events come from that topic (written by `cronledger\n"
     "relay`) instead of the API server, and each replica of the consumer group acts on the\n"
     "CronJobs of its partitions (no --leader-elect, --shadow or --publish-watch then).\n"
-    "With --kafka-brokers the outbox produces the ledger's decisions to P.decisions and its "
-    "inputs\n"
-    "to P.ledger (--kafka-streams), and the audit trail's checkpoint to P.checkpoints every\n"
+    "With --kafka-brokers the outbox produces the decisions to P.decisions and the inputs to\n"
+    "P.ledger (--kafka-streams), and the audit trail's checkpoint to P.checkpoints every\n"
     "--kafka-checkpoint-interval (default 5m, 0: off) and at shutdown.\n"
     "Runs until SIGINT/SIGTERM (graceful: reflectors stop, workers drain, the ledger is flushed);\n"
     "a second signal exits at once.\n";
@@ -334,6 +333,15 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     oo.checkpoint_interval = o.kafka_checkpoint_interval;
     oo.warn = [](const std::string& line) { ProcessLog().Warning("run", line); };
     outbox = std::make_unique<RunOutbox>(**ledger, clocks, std::move(oo));
+    std::string streams;
+    for (emit::EmitStream stream : o.kafka_streams) {
+      streams += (streams.empty() ? "" : ", ") +
+                 emit::OutboxOptionsFor(*o.kafka, stream, o.kafka_source_id).topic;
+    }
+    LogLine("kafka outbox as source " + o.kafka_source_id + ": " + streams +
+            (o.kafka_checkpoint_interval > Duration::zero()
+                 ? ", checkpoints to " + emit::TopicsForPrefix(o.kafka->topic_prefix).checkpoints
+                 : std::string()));
   }
   // --publish-watch: the watch relay (docs/kafka.md "Watch relay") on its own reflectors.
   kube::Cancellation relay_cancel;
