@@ -20,11 +20,14 @@ namespace {
 constexpr const char* kUsage =
     "usage: cronledger emit --kafka-brokers HOST:PORT[,...] [--data-dir DIR]\n"
     "         [--kafka-topic-prefix P] [--kafka-config FILE] [--stream decisions|ledger|all]\n"
-    "         [--follow] [--timeout DUR] [--verbose] [-o table|json|yaml|csv]\n"
+    "         [--kafka-source-id ID] [--follow] [--timeout DUR] [--verbose]\n"
+    "         [-o table|json|yaml|csv]\n"
     "Produces the committed decision log to P.decisions (and/or the input log to P.ledger) from\n"
     "the stored emission position; the position advances only over acknowledged records.\n"
     "Without --follow it exits once everything committed at start is acknowledged (or after\n"
-    "--timeout, default 5m, with exit 1); with --follow it runs until SIGINT/SIGTERM.\n";
+    "--timeout, default 5m, with exit 1); with --follow it runs until SIGINT/SIGTERM.\n"
+    "--kafka-source-id: the cronledger-source header of every record (default: none), as\n"
+    "`cronledger run --kafka-source-id` sets it; emit and run continue the same stream.\n";
 
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop.store(true); }
@@ -32,6 +35,7 @@ void OnSignal(int) { g_stop.store(true); }
 struct Options {
   store::LedgerOptions ledger;
   emit::KafkaConfig kafka;
+  std::string source_id;  // --kafka-source-id; empty: no cronledger-source header
   std::vector<emit::EmitStream> streams;
   bool follow = false;
   bool verbose = false;
@@ -42,7 +46,12 @@ struct Options {
 Result<Options> ParseOptions(const std::vector<std::string>& args) {
   Flags flags;
   flags.Value("data-dir").Value("kafka-brokers").Value("kafka-topic-prefix").Value("kafka-config");
-  flags.Value("stream").Value("timeout").Value("output", "o").Switch("follow").Switch("verbose");
+  flags.Value("kafka-source-id")
+      .Value("stream")
+      .Value("timeout")
+      .Value("output", "o")
+      .Switch("follow")
+      .Switch("verbose");
   CL_RETURN_IF_ERROR(flags.Parse(args));
   Options o;
   o.ledger.path = flags.GetOr("data-dir", "./data");
@@ -53,6 +62,10 @@ Result<Options> ParseOptions(const std::vector<std::string>& args) {
   if (flags.Has("kafka-config")) {
     CL_ASSIGN_OR_RETURN(o.kafka.properties,
                         emit::LoadKafkaPropertiesFile(*flags.Get("kafka-config")));
+  }
+  o.source_id = flags.GetOr("kafka-source-id", "");
+  if (flags.Has("kafka-source-id") && o.source_id.empty()) {
+    return Status::InvalidArgument("--kafka-source-id: empty id");
   }
   const std::string stream = flags.GetOr("stream", "decisions");
   if (stream == "decisions" || stream == "all") o.streams.push_back(emit::EmitStream::kDecisions);
@@ -92,14 +105,10 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     std::fprintf(io.err, "cronledger emit: %s\n", ledger.status().ToString().c_str());
     return kExitFailure;
   }
-  const emit::KafkaTopics topics = emit::TopicsForPrefix(o.kafka.topic_prefix);
   std::vector<Lane> lanes;
   for (emit::EmitStream s : o.streams) {
     Lane lane;
-    lane.options.producer.brokers = o.kafka.brokers;
-    lane.options.producer.properties = o.kafka.properties;
-    lane.options.stream = s;
-    lane.options.topic = s == emit::EmitStream::kDecisions ? topics.decisions : topics.ledger;
+    lane.options = emit::OutboxOptionsFor(o.kafka, s, o.source_id);
     lanes.push_back(std::move(lane));
   }
   g_stop.store(false);

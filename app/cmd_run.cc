@@ -21,6 +21,7 @@
 #include "app/support_kube.h"
 #include "app/support_ledger.h"
 #include "app/support_run.h"
+#include "app/support_run_outbox.h"
 #include "app/system_clock.h"
 #include "audit/server.h"
 #include "emit/kafka_config.h"
@@ -41,13 +42,17 @@ constexpr const char* kUsage =
     "         [--leader-elect-namespace NS] [--leader-elect-lease-duration DUR]\n"
     "         [--leader-elect-renew-deadline DUR] [--leader-elect-retry-period DUR]\n"
     "         [--kafka-brokers B] [--kafka-topic-prefix P] [--kafka-config FILE]\n"
-    "         [--kafka-source-id ID] [--publish-watch]\n"
+    "         [--kafka-source-id ID] [--publish-watch] [--kafka-streams decisions,ledger]\n"
+    "         [--kafka-checkpoint-interval DUR]\n"
     "         [--kafka-watch-topic TOPIC [--kafka-group-id GROUP]]\n"
     "         [--listen HOST:PORT --token-file F]\n"
     "         [--metrics-bind-address [HOST]:PORT|0] [--health-probe-bind-address [HOST]:PORT|0]\n"
     "With --kafka-watch-topic the watch events come from that topic (written by `cronledger\n"
     "relay`) instead of the API server, and each replica of the consumer group acts on the\n"
     "CronJobs of its partitions (no --leader-elect, --shadow or --publish-watch then).\n"
+    "With --kafka-brokers the outbox produces the decisions to P.decisions and the inputs to\n"
+    "P.ledger (--kafka-streams), and the audit trail's checkpoint to P.checkpoints every\n"
+    "--kafka-checkpoint-interval (default 5m, 0: off) and at shutdown.\n"
     "Runs until SIGINT/SIGTERM (graceful: reflectors stop, workers drain, the ledger is flushed);\n"
     "a second signal exits at once.\n";
 
@@ -64,7 +69,9 @@ struct Options {
   KubeApiLimits kube_api;
   std::optional<emit::KafkaConfig> kafka;
   std::string kafka_source_id;  // --kafka-source-id: cronledger-source of the outbox records
-  bool publish_watch = false;   // --publish-watch: the watch relay beside (docs/kafka.md)
+  std::vector<emit::EmitStream> kafka_streams;  // --kafka-streams: the outbox streams
+  Duration kafka_checkpoint_interval = std::chrono::minutes(5);  // 0: no checkpoints
+  bool publish_watch = false;  // --publish-watch: the watch relay beside (docs/kafka.md)
   std::optional<audit::ServerOptions> server;  // --listen: the audit HTTP API beside the run
   std::optional<std::string> metrics_address;  // --metrics-bind-address ("0": off)
   std::optional<std::string> probe_address;    // --health-probe-bind-address ("0": off)
@@ -118,6 +125,7 @@ Result<Options> ParseOptions(const std::vector<std::string>& args) {
   flags.Value("leader-elect-retry-period");
   flags.Value("kafka-brokers").Value("kafka-topic-prefix").Value("kafka-config");
   flags.Value("kafka-source-id").Switch("publish-watch");
+  flags.Value("kafka-streams").Value("kafka-checkpoint-interval");
   flags.Value("kafka-watch-topic").Value("kafka-group-id");
   flags.Value("listen").Value("token-file");
   flags.Value("metrics-bind-address").Value("health-probe-bind-address");
@@ -184,6 +192,15 @@ Result<Options> ParseOptions(const std::vector<std::string>& args) {
     }
     o.kafka = k;
     o.kafka_source_id = flags.GetOr("kafka-source-id", HostName());
+    if (o.kafka_source_id.empty()) return Status::InvalidArgument("--kafka-source-id: empty id");
+    CL_ASSIGN_OR_RETURN(o.kafka_streams,
+                        ParseKafkaStreams(flags.GetOr("kafka-streams", "decisions,ledger")));
+    CL_ASSIGN_OR_RETURN(
+        o.kafka_checkpoint_interval,
+        DurationFlag(flags, "kafka-checkpoint-interval", o.kafka_checkpoint_interval));
+    if (o.kafka_checkpoint_interval < Duration::zero()) {
+      return Status::InvalidArgument("--kafka-checkpoint-interval: negative");
+    }
     o.publish_watch = flags.Has("publish-watch");
     if (flags.Has("kafka-watch-topic")) {
       if (o.publish_watch) {
@@ -197,39 +214,16 @@ Result<Options> ParseOptions(const std::vector<std::string>& args) {
       return Status::InvalidArgument("--kafka-group-id needs --kafka-watch-topic");
     }
   } else if (flags.Has("kafka-source-id") || flags.Has("publish-watch") ||
-             flags.Has("kafka-watch-topic") || flags.Has("kafka-group-id")) {
+             flags.Has("kafka-watch-topic") || flags.Has("kafka-group-id") ||
+             flags.Has("kafka-streams") || flags.Has("kafka-checkpoint-interval")) {
     return Status::InvalidArgument(
-        "--kafka-source-id, --publish-watch, --kafka-watch-topic and --kafka-group-id need "
-        "--kafka-brokers");
+        "--kafka-source-id, --publish-watch, --kafka-watch-topic, --kafka-group-id, "
+        "--kafka-streams and --kafka-checkpoint-interval need --kafka-brokers");
   }
   return o;
 }
 
 void LogLine(const std::string& line) { ProcessLog().Info("run", line); }
-
-// The decision outbox beside the controller (docs/kafka.md): a session per emitter, reopened
-// after a failure.
-void EmitOnce(store::Ledger& ledger, const emit::KafkaConfig& kafka, const std::string& source_id,
-              std::unique_ptr<emit::OutboxEmitter>* emitter) {
-  if (!*emitter) {
-    emit::OutboxEmitterOptions options;
-    options.producer.brokers = kafka.brokers;
-    options.producer.properties = kafka.properties;
-    options.topic = emit::TopicsForPrefix(kafka.topic_prefix).decisions;
-    options.source_id = source_id;
-    auto opened = emit::OutboxEmitter::Open(ledger, options);
-    if (!opened.ok()) {
-      ProcessLog().Warning("run", "kafka outbox: " + opened.status().ToString());
-      return;
-    }
-    *emitter = std::move(opened).value();
-  }
-  auto step = (*emitter)->Step(std::chrono::milliseconds(100));
-  if (!step.ok()) {
-    ProcessLog().Warning("run", "kafka outbox: " + step.status().ToString() + " (reopening)");
-    emitter->reset();
-  }
-}
 
 int Run(const std::vector<std::string>& args, const CommandIo& io) {
   auto parsed = ParseOptions(args);
@@ -329,7 +323,26 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     }
     if (exit_code == kExitOk) a.StartActing();
   }
-  std::unique_ptr<emit::OutboxEmitter> emitter;
+  // The outbox (docs/kafka.md): P.decisions, P.ledger and P.checkpoints.
+  std::unique_ptr<RunOutbox> outbox;
+  if (exit_code == kExitOk && o.kafka) {
+    RunOutboxOptions oo;
+    oo.kafka = *o.kafka;
+    oo.source_id = o.kafka_source_id;
+    oo.streams = o.kafka_streams;
+    oo.checkpoint_interval = o.kafka_checkpoint_interval;
+    oo.warn = [](const std::string& line) { ProcessLog().Warning("run", line); };
+    outbox = std::make_unique<RunOutbox>(**ledger, clocks, std::move(oo));
+    std::string streams;
+    for (emit::EmitStream stream : o.kafka_streams) {
+      streams += (streams.empty() ? "" : ", ") +
+                 emit::OutboxOptionsFor(*o.kafka, stream, o.kafka_source_id).topic;
+    }
+    LogLine("kafka outbox as source " + o.kafka_source_id + ": " + streams +
+            (o.kafka_checkpoint_interval > Duration::zero()
+                 ? ", checkpoints to " + emit::TopicsForPrefix(o.kafka->topic_prefix).checkpoints
+                 : std::string()));
+  }
   // --publish-watch: the watch relay (docs/kafka.md "Watch relay") on its own reflectors.
   kube::Cancellation relay_cancel;
   std::unique_ptr<WatchRelay> relay;
@@ -356,8 +369,8 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     if (a.auditor()) {
       if (auto n = a.auditor()->Check(); !n.ok()) LogLine("shadow: " + n.status().ToString());
     }
-    if (o.kafka) {
-      EmitOnce(**ledger, *o.kafka, o.kafka_source_id, &emitter);
+    if (outbox) {
+      outbox->Step(std::chrono::milliseconds(200));
     } else {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
@@ -368,7 +381,14 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   relay.reset();
   endpoints.clear();
   a.Stop();
-  emitter.reset();
+  if (outbox) {
+    // Everything the controller committed goes out before the ledger closes, so a restart
+    // resumes exactly where this process stopped.
+    if (Status s = outbox->Finish(std::chrono::seconds(10)); !s.ok()) {
+      ProcessLog().Warning("run", "kafka outbox at shutdown: " + s.ToString());
+    }
+    outbox.reset();
+  }
   if (server) server->Stop();
   server.reset();
   assembly->reset();

@@ -94,6 +94,11 @@ std::string AdminSocketPath(const std::string& data_dir) {
   return (std::filesystem::path(data_dir) / "admin.sock").string();
 }
 
+std::mutex& TrailUpdateMutex() {
+  static std::mutex mu;
+  return mu;
+}
+
 AdminSocket::AdminSocket(std::string path, int fd, Handler handler)
     : path_(std::move(path)), fd_(fd), handler_(std::move(handler)) {
   thread_ = std::thread([this] { Serve(); });
@@ -214,7 +219,9 @@ model::Json RunLedgerMaintenance(store::Ledger& ledger, const model::Json& reque
     }
     // The trail chains what retention is about to delete or prune, so that what remains stays
     // verifiable against earlier checkpoints (replay/trail.h).
+    std::unique_lock<std::mutex> trail_lock(TrailUpdateMutex(), std::defer_lock);
     if (!options.dry_run) {
+      trail_lock.lock();
       auto has_trail = replay::trail::HasTrail(ledger);
       const Status trail = has_trail.ok() && *has_trail
                                ? replay::trail::UpdateTrail(ledger, {}, now).status()

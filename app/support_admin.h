@@ -15,6 +15,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -27,6 +28,10 @@
 namespace cronledger::app {
 
 std::string AdminSocketPath(const std::string& data_dir);
+
+// Held by whatever brings the ledger's audit trail up to date in this process (retention through
+// the admin socket, the checkpoints `run` publishes): two updates of one chain never interleave.
+std::mutex& TrailUpdateMutex();
 
 class AdminSocket {
  public:

@@ -25,7 +25,7 @@ std::string Lower(std::string_view s) {
 
 KafkaTopics TopicsForPrefix(std::string_view prefix) {
   const std::string p(prefix);
-  return KafkaTopics{p + ".watch", p + ".decisions", p + ".ledger"};
+  return KafkaTopics{p + ".watch", p + ".decisions", p + ".ledger", p + ".checkpoints"};
 }
 
 Result<KafkaProperties> ParseKafkaProperties(std::string_view text) {

@@ -2,7 +2,8 @@
 
 // Kafka connection settings shared by every Kafka client of cronledger (the outbox emitter, the
 // watch relay, the watch-topic consumer): brokers, the topic prefix (docs/design.md §4: `P.watch`,
-// `P.decisions`, `P.ledger`) and librdkafka properties passed through from a file (SASL/SSL).
+// `P.decisions`, `P.ledger`, `P.checkpoints`) and librdkafka properties passed through from a file
+// (SASL/SSL).
 //
 // Secrets: property values are never part of an error message produced here, and
 // RedactedProperties() is the only form in which properties may be printed or logged.
@@ -20,9 +21,10 @@ namespace cronledger::emit {
 using KafkaProperties = std::vector<std::pair<std::string, std::string>>;
 
 struct KafkaTopics {
-  std::string watch;      // "<prefix>.watch": watch events in, keyed by CronJob
-  std::string decisions;  // "<prefix>.decisions": committed decision records out
-  std::string ledger;     // "<prefix>.ledger": every committed input record out
+  std::string watch;        // "<prefix>.watch": watch events in, keyed by CronJob
+  std::string decisions;    // "<prefix>.decisions": committed decision records out
+  std::string ledger;       // "<prefix>.ledger": every committed input record out
+  std::string checkpoints;  // "<prefix>.checkpoints": audit trail checkpoints out, keyed by source
 };
 // Default prefix: "cronledger".
 inline constexpr std::string_view kDefaultTopicPrefix = "cronledger";

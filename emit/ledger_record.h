@@ -22,6 +22,8 @@ inline constexpr std::string_view kSeqHeader = "cronledger-seq";
 inline constexpr std::string_view kSourceHeader = "cronledger-source";  // OutboxEmitterOptions
 inline constexpr std::string_view kDecisionSchema = "cronledger.decision/v1";
 inline constexpr std::string_view kLedgerSchema = "cronledger.ledger/v1";
+// P.checkpoints: an audit trail checkpoint (replay/trail.h CheckpointJson), keyed by source.
+inline constexpr std::string_view kCheckpointSchema = "cronledger.checkpoint/v1";
 
 // Records that belong to no CronJob (bookmarks, configuration changes) use this key: the
 // `namespace/name` form with both parts empty. A fixed key keeps them on one partition, in order.

@@ -33,6 +33,18 @@ Result<uint64_t> DecodeEmitPosition(std::string_view s) {
 
 std::string EncodeEmitPosition(uint64_t seq) { return "seq=" + std::to_string(seq); }
 
+OutboxEmitterOptions OutboxOptionsFor(const KafkaConfig& kafka, EmitStream stream,
+                                      std::string source_id) {
+  const KafkaTopics topics = TopicsForPrefix(kafka.topic_prefix);
+  OutboxEmitterOptions o;
+  o.producer.brokers = kafka.brokers;
+  o.producer.properties = kafka.properties;
+  o.stream = stream;
+  o.topic = stream == EmitStream::kDecisions ? topics.decisions : topics.ledger;
+  o.source_id = std::move(source_id);
+  return o;
+}
+
 OutboxEmitter::OutboxEmitter(store::Ledger& ledger, OutboxEmitterOptions options,
                              std::unique_ptr<KafkaProducer> producer, uint64_t position)
     : ledger_(ledger),
@@ -65,6 +77,20 @@ Result<std::unique_ptr<OutboxEmitter>> OutboxEmitter::Open(store::Ledger& ledger
 Result<uint64_t> OutboxEmitter::Head() {
   CL_ASSIGN_OR_RETURN(auto meta, ledger_.Meta());
   return options_.stream == EmitStream::kDecisions ? meta.last_decision_seq : meta.last_input_seq;
+}
+
+Status OutboxEmitter::Drain(std::chrono::milliseconds timeout) {
+  CL_ASSIGN_OR_RETURN(const uint64_t target, Head());
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (progress_.position < target || !in_flight_.empty()) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Status::Unavailable("emit: " + options_.topic + " not drained: position " +
+                                 std::to_string(progress_.position) + " of " +
+                                 std::to_string(target));
+    }
+    CL_RETURN_IF_ERROR(Step(std::chrono::milliseconds(50)).status());
+  }
+  return Status::Ok();
 }
 
 Status OutboxEmitter::ProduceOne(uint64_t seq, const std::string& key, const std::string& value) {

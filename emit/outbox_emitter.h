@@ -60,6 +60,12 @@ struct EmitProgress {
   size_t in_flight = 0;       // produced, not yet acknowledged
 };
 
+// The emitter of `stream` for a Kafka configuration: its topic (P.decisions or P.ledger), the
+// configured brokers and properties, and `source_id`. Every command that runs the outbox (`emit`,
+// `run`) builds its options here, so they produce the same stream from the same position.
+OutboxEmitterOptions OutboxOptionsFor(const KafkaConfig& kafka, EmitStream stream,
+                                      std::string source_id);
+
 // Parses/prints the stored position "seq=N".
 Result<uint64_t> DecodeEmitPosition(std::string_view s);
 std::string EncodeEmitPosition(uint64_t seq);
@@ -83,6 +89,9 @@ class OutboxEmitter {
 
   // The last committed seq of the emitted log (what "caught up" means).
   Result<uint64_t> Head();
+  // Steps until every record committed when it is called is acknowledged and its position
+  // stored, or `timeout` passes (Unavailable), or the session fails (its error).
+  Status Drain(std::chrono::milliseconds timeout);
   const EmitProgress& progress() const { return progress_; }
 
  private:

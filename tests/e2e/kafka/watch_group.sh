@@ -8,7 +8,8 @@
 #
 #   kube-apiserver --relay--> P.watch --(group G, coordinator: the broker)--> run a, run b
 #                                                     a, b --createJob--> kube-apiserver
-#                                                     a, b --outbox--> P.decisions
+#                                                     a, b --outbox--> P.decisions, P.ledger,
+#                                                                      P.checkpoints
 #
 # Eight CronJobs ("* * * * *", Allow) in a fresh namespace. Both replicas run for two minute
 # boundaries, then replica b is SIGKILLed; a must take over all partitions and run two more
@@ -21,7 +22,13 @@
 #  none twice: per replica, no fire time has two createJob decisions; across replicas, a fire
 #    time decided by both is only the hand-over's (scheduled no later than the kill: the old
 #    owner's create and the new owner's adoption of the Job through AlreadyExists, docs/kafka.md),
-#    and before the kill each CronJob is decided by one replica only.
+#    and before the kill each CronJob is decided by one replica only;
+#  ledger stream (P.ledger): records of both replicas, no seq twice per replica, seqs increasing
+#    per key and replica, every value's seq its header's; replica a (stopped with SIGTERM, so its
+#    outbox drained) has every input of its store on the topic, 1..its last seq, and so every
+#    decision on P.decisions;
+#  checkpoints (P.checkpoints): a checkpoint of each replica, keyed by it; a's last covers its whole
+#    store and each replica's store verifies against its last checkpoint (`verify-trail`).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 if [[ -z "${E2E_KUBECONFIG:-}" ]]; then
@@ -124,6 +131,7 @@ start_replica() {
     --kafka-brokers "$KAFKA_BROKERS" --kafka-topic-prefix "$prefix" \
     --kafka-watch-topic "$prefix.watch" --kafka-group-id "$group" --kafka-source-id "$r" \
     --kafka-config "$work/consumer.properties" --metrics-bind-address "127.0.0.1:${port[$r]}" \
+    --kafka-checkpoint-interval 20s \
     2>"$work/run-$r.err" &
   pid[$r]=$!
   E2E_PIDS+=("${pid[$r]}")
@@ -226,6 +234,38 @@ for cj in "${cronjobs[@]}"; do
   done
 done
 check_eq "every CronJob has a Job and a createJob decision for each minute $first_minute..$last_minute" 0 "$missing"
+
+# --- the ledger stream and the checkpoints ------------------------------------------------------
+read_topic "$KAFKA_BROKERS" "$prefix.ledger" "$work/ledger.tsv"
+check "P.ledger: records of both replicas (cronledger-source a and b)" \
+  test "$(cut -f6 "$work/ledger.tsv" | sort -u | tr '\n' ' ')" == "a b "
+check "P.ledger: every record is cronledger.ledger/v1 with a seq" all_headers "$work/ledger.tsv" cronledger.ledger/v1
+check "P.ledger: no seq twice per replica" no_duplicate_seq "$work/ledger.tsv"
+check "P.ledger: seqs increase per key and replica" seq_increasing_per_key "$work/ledger.tsv"
+check "P.ledger: every value's seq is its header's" values_match_headers "$work/ledger.tsv"
+read_topic "$KAFKA_BROKERS" "$prefix.checkpoints" "$work/checkpoints.tsv"
+check "P.checkpoints: checkpoints of both replicas, keyed by the replica" \
+  test "$(cut -f3,6 "$work/checkpoints.tsv" | awk -F'\t' '$1 == $2 { print $1 }' | sort -u | tr '\n' ' ')" == "a b "
+check "P.checkpoints: every record is cronledger.checkpoint/v1" \
+  awk -F'\t' '$5 != "cronledger.checkpoint/v1" { bad = 1 } END { exit bad }' "$work/checkpoints.tsv"
+for r in a b; do
+  # The replica's last checkpoint, as an auditor saves it from the topic.
+  paste <(cut -f6 "$work/checkpoints.tsv") "$work/checkpoints.tsv.values" |
+    awk -F'\t' -v r="$r" '$1 == r { last = $2 } END { print last }' >"$work/checkpoint-$r.json"
+  check "replica $r's store verifies against its last checkpoint on P.checkpoints" \
+    "$CRONLEDGER" verify-trail --data-dir "$work/data-$r" --checkpoint "$work/checkpoint-$r.json"
+done
+# a stopped gracefully: its last checkpoint (taken after the controller stopped) covers its whole
+# store, and its drained outbox put every record of both logs on the topics.
+last_input_a="$(jq -r '.items[] | select(.log == "inputs") | .lastSeq' "$work/checkpoint-a.json")"
+last_decision_a="$(jq -r '.items[] | select(.log == "decisions") | .lastSeq' "$work/checkpoint-a.json")"
+check "replica a's last checkpoint covers its store (verify-trail counts nothing not covered)" \
+  bash -c '! "$1" verify-trail --data-dir "$2" --checkpoint "$3" | grep -q "not covered"' _ \
+  "$CRONLEDGER" "$work/data-a" "$work/checkpoint-a.json"
+check_eq "P.ledger holds replica a's inputs 1..$last_input_a" "$last_input_a $last_input_a" \
+  "$(awk -F'\t' '$6 == "a" { n++; if ($4 + 0 > m) m = $4 + 0 } END { print n + 0, m + 0 }' "$work/ledger.tsv")"
+check_eq "P.decisions holds replica a's decisions 1..$last_decision_a" "$last_decision_a $last_decision_a" \
+  "$(awk -F'\t' '$6 == "a" { n++; if ($4 + 0 > m) m = $4 + 0 } END { print n + 0, m + 0 }' "$work/decisions.tsv")"
 check "no request of the relay or the replicas (ServiceAccount tokens) was refused by RBAC" \
   bash -c '! grep -l -e Forbidden -e " 403" "$@"' _ "$work/relay.err" "$work"/run-*.err
 say "PASS"
