@@ -283,6 +283,10 @@ std::string RunAssembly::RenderMetrics() const {
   Metric(&o, "cronledger_workqueue_delayed", "gauge",
          "CronJobs waiting in the work queue for their time (next fire time, back-off).");
   o += "cronledger_workqueue_delayed{name=\"cronjob\"} " + std::to_string(c.queue_delayed) + "\n";
+  Metric(&o, "cronledger_unaccounted_fire_times", "gauge",
+         "Fire times of this process's CronJobs that came due at least 10 s ago and that no pass "
+         "has accounted yet (no decision: the controller is behind or its passes fail).");
+  o += "cronledger_unaccounted_fire_times " + std::to_string(c.unaccounted_fire_times) + "\n";
   Metric(&o, "cronledger_ledger_writable", "gauge",
          "1 while the ledger accepts writes; 0 once a write failed (disk full, I/O error): the "
          "controller stops acting and exits.");

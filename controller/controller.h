@@ -71,7 +71,17 @@ struct ControllerStats {
   // time, a back-off).
   uint64_t queue_ready = 0;
   uint64_t queue_delayed = 0;
+  // Fire times that came due at least kUnaccountedGrace ago and that no pass has accounted: for
+  // each CronJob whose last completed pass asked to be requeued (it expects a next fire time),
+  // the fire times of its schedule after that pass, when no pass of it has completed without
+  // error since (docs/reference/metrics.md "Unaccounted fire times"). Suspended CronJobs and
+  // those whose schedule or time zone cannot be evaluated expect no fire time and count none.
+  uint64_t unaccounted_fire_times = 0;
 };
+
+// How long after a fire time a pass may take to account it before the fire time counts as
+// unaccounted: the timer comes due 100 ms after the fire time, and a worker may be busy.
+inline constexpr Duration kUnaccountedGrace = std::chrono::seconds(10);
 
 class Controller {
  public:

@@ -1,7 +1,10 @@
 #include "controller/controller_impl.h"
 
+#include <chrono>
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "controller/local_zone.h"
 
@@ -63,6 +66,10 @@ Status ControllerImpl::EnqueueWhere(const std::function<bool(const std::string& 
 }
 
 void ControllerImpl::SetKeyFilter(std::function<bool(const std::string& key)> owns) {
+  {
+    std::lock_guard lock(expecting_mu_);
+    key_filter_ = owns;
+  }
   queue_.SetFilter(std::move(owns));
 }
 
@@ -91,7 +98,43 @@ void ControllerImpl::Settle(const WorkItem& item, const PassReport& report) {
     queue_.Forget(item.key);
     queue_.AddAfter(item.key, *report.requeue_after, trigger::kTimer);
   }
+  TrackExpected(item.key, report);
   queue_.Done(item.key);
+}
+
+void ControllerImpl::TrackExpected(const std::string& key, const PassReport& report) {
+  std::lock_guard lock(expecting_mu_);
+  if (report.error) return;
+  if (report.ran && report.requeue_after) {
+    const Time now = wall_.Now();
+    expecting_.insert_or_assign(key, Expecting{now, now.Add(*report.requeue_after)});
+  } else {
+    expecting_.erase(key);
+  }
+}
+
+std::unique_ptr<reconciler::Schedule> ControllerImpl::ScheduleOf(const std::string& key) const {
+  std::optional<Prior> known;
+  {
+    std::lock_guard lock(ingest_mu_);
+    known = FindKnown(model::ObjectKind::kCronJob, key);
+  }
+  if (!known) {
+    const size_t slash = key.find('/');
+    if (slash == std::string::npos) return nullptr;
+    auto obj =
+        ledger_.GetObject(model::ObjectKind::kCronJob, key.substr(0, slash), key.substr(slash + 1));
+    if (!obj.ok()) return nullptr;
+    model::WatchEvent stored;
+    stored.type = model::WatchEventType::kModified;
+    stored.kind = model::ObjectKind::kCronJob;
+    stored.raw = std::move(obj->raw);
+    known = PriorOf(stored);
+  }
+  if (!known || !known->decoded) return nullptr;
+  auto schedule = reconciler::ParseStandard(
+      reconciler::FormatSchedule(known->schedule, known->time_zone).text, tzdb_);
+  return schedule.ok() ? std::move(*schedule) : nullptr;
 }
 
 Result<size_t> ControllerImpl::RunReady() {
@@ -137,6 +180,9 @@ void ControllerImpl::Stop() {
   for (std::thread& t : workers_) t.join();
   workers_.clear();
   queue_.Reopen();
+  // Not acting: nothing is expected of this process until the next Start's passes.
+  std::lock_guard lock(expecting_mu_);
+  expecting_.clear();
 }
 
 ControllerStats ControllerImpl::Stats() const {
@@ -152,6 +198,30 @@ ControllerStats ControllerImpl::Stats() const {
   s.decode_cache_objects = cache.objects;
   s.queue_ready = queue_.ReadyLen();
   s.queue_delayed = queue_.DelayedLen();
+  // Unaccounted fire times: only CronJobs whose requeue is overdue are looked at (a requeue comes
+  // due just after the next fire time), so a controller that keeps up parses no schedule here.
+  const Time cutoff = wall_.Now().Add(-kUnaccountedGrace);
+  std::vector<std::pair<std::string, Time>> overdue;
+  {
+    std::lock_guard lock(expecting_mu_);
+    for (const auto& [key, e] : expecting_) {
+      if (e.due.Add(-std::chrono::seconds(1)) <= cutoff && (!key_filter_ || key_filter_(key))) {
+        overdue.emplace_back(key, e.settled);
+      }
+    }
+  }
+  // At most this many per CronJob (a per-minute schedule for a week), so a scrape stays cheap.
+  constexpr uint64_t kMaxPerCronJob = 10'080;
+  for (const auto& [key, settled] : overdue) {
+    std::unique_ptr<reconciler::Schedule> schedule = ScheduleOf(key);
+    if (schedule == nullptr) continue;
+    uint64_t n = 0;
+    for (std::optional<Time> t = schedule->Next(settled); t && *t <= cutoff && n < kMaxPerCronJob;
+         t = schedule->Next(*t)) {
+      ++n;
+    }
+    s.unaccounted_fire_times += n;
+  }
   return s;
 }
 

@@ -19,6 +19,7 @@
 #include "controller/controller.h"
 #include "controller/decoded_cache.h"
 #include "reconciler/invalid_object.h"
+#include "reconciler/schedule.h"
 
 namespace cronledger::controller {
 
@@ -164,7 +165,9 @@ class ControllerImpl final : public Controller {
   const WallClock& wall_;
   const model::TimeZoneDb& tzdb_;
   WorkQueue queue_;
-  std::mutex ingest_mu_;  // one Ingest at a time: priors are read before their commit
+  // One Ingest at a time: priors are read before their commit. Stats() takes it to read a
+  // CronJob's schedule.
+  mutable std::mutex ingest_mu_;
   // What the handlers need of every object the view holds, as of the last committed Ingest
   // (guarded by ingest_mu_). The same facts ReadPrior reads from the ledger's view, kept here so
   // that handling an event costs no ledger read and no second JSON parse. Objects ingested before
@@ -176,6 +179,22 @@ class ControllerImpl final : public Controller {
   std::unordered_map<std::string, KnownJob> known_jobs_;
   std::vector<std::thread> workers_;
   DecodedCache decoded_;
+
+  // --- unaccounted fire times (controller_impl.cc, ControllerStats::unaccounted_fire_times)
+  // Per CronJob whose last completed pass asked to be requeued: the wall time that pass settled
+  // at, and when its requeue comes due.
+  struct Expecting {
+    Time settled;
+    Time due;
+  };
+  // After a pass: an error keeps what the last good pass expected; a requeue replaces it;
+  // anything else (the CronJob is gone, suspended, or has no next fire time) drops it.
+  void TrackExpected(const std::string& key, const PassReport& report);
+  // The CronJob's schedule as the handlers know it (or as the view holds it), parsed.
+  std::unique_ptr<reconciler::Schedule> ScheduleOf(const std::string& key) const;
+  mutable std::mutex expecting_mu_;
+  std::unordered_map<std::string, Expecting> expecting_;    // guarded by expecting_mu_
+  std::function<bool(const std::string& key)> key_filter_;  // guarded by expecting_mu_
 
   std::atomic<uint64_t> passes_{0};
   std::atomic<uint64_t> errors_{0};

@@ -169,6 +169,55 @@ TEST(ControllerTest, RestartAfterMissedSlotsStartsOnlyTheMostRecent) {
   }
 }
 
+// ControllerStats::unaccounted_fire_times (cronledger_unaccounted_fire_times): fire times that
+// came due more than kUnaccountedGrace ago with no pass since the last one that accounted.
+TEST(ControllerTest, FireTimesNoPassHasAccountedAreCountedUntilAPassAccountsThem) {
+  Harness h(At(12, 0, 30));
+  h.cluster().PutCronJob(CronJobManifest("ua", "* * * * *"));
+  h.cluster().PutCronJob(CronJobManifest("asleep", "* * * * *", {{"suspend", true}}));
+  h.Pump();
+  EXPECT_EQ(h.controller().Stats().unaccounted_fire_times, 0u);
+
+  // The workers run no pass (a stalled controller): 12:01 is due, but within the grace.
+  h.clock().AdvanceTo(At(12, 1, 5));
+  EXPECT_EQ(h.controller().Stats().unaccounted_fire_times, 0u);
+  h.clock().AdvanceTo(At(12, 1, 10, 100));
+  EXPECT_EQ(h.controller().Stats().unaccounted_fire_times, 1u);
+  // 12:01, 12:02, 12:03 of "ua"; the suspended CronJob expects none.
+  h.clock().AdvanceTo(At(12, 3, 30));
+  EXPECT_EQ(h.controller().Stats().unaccounted_fire_times, 3u);
+  // A replica that no longer owns the key does not count it.
+  h.controller().SetKeyFilter([](const std::string& key) { return key != "default/ua"; });
+  EXPECT_EQ(h.controller().Stats().unaccounted_fire_times, 0u);
+  h.controller().SetKeyFilter({});
+
+  // The pass accounts them all (12:03 created, 12:01 and 12:02 skipped as Superseded).
+  h.Pump();
+  EXPECT_EQ(h.controller().Stats().unaccounted_fire_times, 0u);
+  EXPECT_EQ(Select(h.Decisions(), DecisionAction::kSkipped, At(12, 2)).size(), 1u);
+
+  // Passes that fail do not account: 12:04 and 12:05 stay counted while creates fail.
+  h.cluster().FailCalls("createJob", "InternalError", -1);
+  h.RunUntil(At(12, 5, 30));
+  EXPECT_EQ(h.controller().Stats().unaccounted_fire_times, 2u);
+  h.cluster().FailCalls("createJob", "InternalError", 0);
+  h.RunUntil(At(12, 10, 30));  // the next retry succeeds: every fire time has its decision
+  EXPECT_EQ(h.controller().Stats().unaccounted_fire_times, 0u);
+  for (int m = 4; m <= 10; ++m) {
+    const auto decisions = h.Decisions();
+    EXPECT_EQ(Select(decisions, DecisionAction::kCreateJob, At(12, m)).size() +
+                  Select(decisions, DecisionAction::kSkipped, At(12, m)).size(),
+              1u)
+        << m;
+  }
+
+  // A deleted CronJob expects nothing.
+  h.cluster().DeleteCronJob("default", "ua");
+  h.Pump();
+  h.clock().AdvanceTo(At(12, 13, 30));
+  EXPECT_EQ(h.controller().Stats().unaccounted_fire_times, 0u);
+}
+
 TEST(ControllerTest, TransientErrorsAreRetriedWithExponentialBackOff) {
   Harness h(At(12, 0, 30));
   h.cluster().PutCronJob(CronJobManifest("tr", "* * * * *"));

@@ -171,8 +171,8 @@ Duration NextScheduleTimeDuration(const model::CronJob& cj, const model::CronJob
     } else if (mr->missed == Missed::kNone) {
       base = mr->earliest;
     }
-    // else: missed but none found -> now (the fix for upstream issue #118789, docs/semantics.md
-    // §7.3).
+    // else: missed but none found -> now (upstream's fix of the negative requeue delay,
+    // docs/semantics.md §7.3).
   }
   return NextOrZero(schedule, base).Add(kNextScheduleDelta).Sub(now);
 }

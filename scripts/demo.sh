@@ -6,13 +6,19 @@
 # Usage: scripts/demo.sh [simulate flags...]
 #   CRONLEDGER_DEMO_DIR=DIR  where the ledger goes (default: a new /tmp/cronledger-demo.XXXXXX);
 #                            it must be absent or empty
+#   CRONLEDGER_BIN=PATH      a cronledger binary already built: no install, no build (the test
+#                            tests/cli/demo_test.sh runs the demo so, and every command it prints)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCRONLEDGER_BENCH=OFF >/dev/null
-cmake --build build -j "${CRONLEDGER_JOBS:-2}" --target cronledger
+if [[ -n "${CRONLEDGER_BIN:-}" ]]; then
+  bin="$CRONLEDGER_BIN"
+else
+  scripts/install-deps.sh
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCRONLEDGER_BENCH=OFF >/dev/null
+  cmake --build build -j "${CRONLEDGER_JOBS:-2}" --target cronledger
+  bin=build/app/cronledger
+fi
 data_dir="${CRONLEDGER_DEMO_DIR:-$(mktemp -d /tmp/cronledger-demo.XXXXXX)}"
-bin=build/app/cronledger
 "$bin" simulate deploy/samples --duration 24h --data-dir "$data_dir" "$@"
 
 # The samples are created at 2026-11-01T00:00:00Z, where the simulated day starts (a Sunday).

@@ -215,6 +215,39 @@ TEST(NamespaceCli, PlanDashNWithANameIsTheNamespace) {
   EXPECT_EQ(Cli(base + "-n finance --namespace platform").exit_code, 2);
 }
 
+// The ledger commands that take a namespace: -n NS, --namespace NS and -n=NS are the same flag
+// and select that namespace's records only.
+TEST(NamespaceCli, LedgerCommandsTakeDashNAndNamespaceAlike) {
+  TempDir dir;
+  const std::string data = dir.path() + "/ledger";
+  ASSERT_EQ(Cli("simulate " + Samples() + "/finance.yaml " + Samples() +
+                "/platform.yaml --duration 1h --data-dir " + data)
+                .exit_code,
+            0);
+  for (const std::string command : {"audit", "report adherence", "divergences"}) {
+    const std::string base = command + " --data-dir " + data + " -o json ";
+    const CliResult all = Cli(base);
+    ASSERT_EQ(all.exit_code, 0) << command << ": " << all.out;
+    const CliResult dash_n = Cli(base + "-n finance");
+    ASSERT_EQ(dash_n.exit_code, 0) << command << ": " << dash_n.out;
+    EXPECT_EQ(Cli(base + "--namespace finance").out, dash_n.out) << command;
+    EXPECT_EQ(Cli(base + "-n=finance").out, dash_n.out) << command;
+    auto j = model::ParseJson(dash_n.out);
+    ASSERT_TRUE(j.ok()) << dash_n.out;
+    for (const auto& item : (*j)["items"]) {
+      const model::Json& ns = item.contains("cronJob") && item["cronJob"].is_object()
+                                  ? item["cronJob"]["namespace"]
+                                  : item["namespace"];
+      EXPECT_EQ(ns, "finance") << command << ": " << item;
+    }
+    if (command != "divergences") {  // a simulated cluster has no built-in controller to audit
+      EXPECT_FALSE((*j)["items"].empty()) << command;
+      EXPECT_NE(all.out, dash_n.out) << command << ": platform's records are left out";
+    }
+    EXPECT_EQ(Cli(base + "-n finance --namespace platform").exit_code, 2) << command;
+  }
+}
+
 TEST(CountCli, ScheduleCountAndTheFrozenDashN) {
   const std::string base = "schedule --schedule '@hourly' --from 2021-01-01T00:00:00Z -o json ";
   const CliResult count = Cli(base + "--count 2");

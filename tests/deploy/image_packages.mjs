@@ -3,6 +3,8 @@
 // 12 or reachable): what can be checked for real on this Debian 12 machine.
 //   * structure: a Debian 12 build stage that runs scripts/install-deps.sh, a Debian 12 runtime
 //     stage that runs as the StatefulSet's non-root uid;
+//   * the runtime stage installs tzdata unpinned after an apt-get update in the same RUN (the
+//     newest tz rules of the base image's sources at build time);
 //   * every package the runtime stage installs exists in Debian 12 (apt-cache policy: a bookworm
 //     candidate);
 //   * with --cronledger BIN: every shared library the binary needs (readelf NEEDED → ldconfig →
@@ -99,6 +101,20 @@ check("deploy/Dockerfile: structure (Debian 12 stages, install-deps.sh, Release,
 
 const runtimePackages = (runtime?.instructions || []).filter((i) => i.op === "RUN").flatMap((i) => aptInstallPackages(i.args));
 check("deploy/Dockerfile: the runtime stage installs packages", runtimePackages.length ? [] : ["no apt-get install in the runtime stage"]);
+// Current time zone rules: tzdata (CronJob timeZone; debian:12-slim has no zoneinfo) installed
+// unpinned, in the same RUN as an apt-get update, so a build takes the newest tzdata of the base
+// image's sources (stable updates and security included) rather than a cached or pinned one.
+const tz = [];
+const tzRun = (runtime?.instructions || []).find((i) => i.op === "RUN" && aptInstallPackages(i.args).includes("tzdata"));
+if (!tzRun) tz.push("the runtime stage does not install tzdata");
+else {
+  if (/\btzdata=/.test(tzRun.args)) tz.push("tzdata is pinned to a version: it would not follow new tz releases");
+  const update = tzRun.args.search(/apt(-get)?\s+update/);
+  if (update < 0 || update > tzRun.args.search(/apt(-get)?\s+install/)) {
+    tz.push("tzdata is installed without an apt-get update before it in the same RUN (stale lists)");
+  }
+}
+check("deploy/Dockerfile: the runtime stage installs the current tzdata (unpinned, fresh lists)", tz);
 
 // ---- apt ----
 const lists = "/var/lib/apt/lists";

@@ -132,6 +132,17 @@ TEST_F(EndpointsTest, ReadinessFollowsTheSyncAndMetricsCarryTheSkewHistogram) {
       << m.body;
   EXPECT_FALSE(Has(m.body, "leader_election_master_status")) << "no election configured";
   EXPECT_EQ(Get(metrics_->port(), "/healthz").status, 404);
+
+  // Every fire time so far has its decision. Then no pass runs while 00:10 and 00:15 come due:
+  // both are unaccounted (more than 10 s past) until a pass accounts for them.
+  EXPECT_TRUE(Has(m.body, "# TYPE cronledger_unaccounted_fire_times gauge\n")) << m.body;
+  EXPECT_TRUE(Has(m.body, "\ncronledger_unaccounted_fire_times 0\n")) << m.body;
+  clock_.AdvanceTo(Time::FromUnix(kStart + 15 * 60 + 30));
+  EXPECT_TRUE(
+      Has(Get(metrics_->port(), "/metrics").body, "\ncronledger_unaccounted_fire_times 2\n"));
+  Settle(type);
+  EXPECT_TRUE(
+      Has(Get(metrics_->port(), "/metrics").body, "\ncronledger_unaccounted_fire_times 0\n"));
 }
 
 TEST_F(EndpointsTest, AFollowerIsReadyButNotLeading) {
