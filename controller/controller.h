@@ -43,17 +43,6 @@ struct ControllerOptions {
   // model::SystemTimeZoneDbOptions::local_zone, default UTC). Recorded as the "localTimeZone"
   // ConfigChange so that replay and `why` know the zone; Open fails when it is not that zone.
   std::string local_time_zone = "UTC";
-  // The decoded-object cache of the passes (decoded_cache.h): at most this many decoded CronJobs
-  // and Jobs, reused while the view points at the same bytes. 0 disables it (every pass decodes
-  // its CronJob and Jobs). A CronJob with a few Jobs is 3-5 objects of several KB each
-  // (docs/controller.md "Scale": measured no CPU gain at 10k and 100k, and RSS). Default: 0.
-  size_t decoded_cache_objects = 0;
-  // Passes run as a batch: a worker (or RunReady) takes up to this many ready keys at once (keys
-  // due at the same instant come out together), reads the clock once for all of them, and
-  // commits their intents in one unit of work per round of calls and their ends in one unit
-  // (docs/controller.md "Batched passes"). Each pass keeps its own records. 1 = one pass at a
-  // time. Default: 1.
-  size_t batch_passes = 1;
 };
 
 struct ControllerStats {
@@ -62,11 +51,6 @@ struct ControllerStats {
   uint64_t api_calls = 0;
   uint64_t decisions = 0;
   uint64_t events_ingested = 0;
-  // The decoded-object cache (ControllerOptions::decoded_cache_objects): objects a pass took
-  // from it, objects a pass decoded, and how many it holds.
-  uint64_t decode_cache_hits = 0;
-  uint64_t decode_cache_misses = 0;
-  uint64_t decode_cache_objects = 0;
   // The work queue now: keys ready for a worker, and keys waiting for their time (a next fire
   // time, a back-off).
   uint64_t queue_ready = 0;

@@ -202,10 +202,6 @@ Result<store::CommitResult> ControllerImpl::IngestEvents(std::vector<model::Watc
   events_ingested_ += events.size();
   for (size_t i = 0; i < events.size(); ++i) {
     if (events[i].type == model::WatchEventType::kBookmark) continue;
-    if (events[i].type == model::WatchEventType::kDeleted) {
-      // Gone from the view: its decoded form can go now rather than when it is evicted.
-      decoded_.Forget(events[i].kind, events[i].namespace_, events[i].name);
-    }
     if (events[i].kind == model::ObjectKind::kCronJob) {
       HandleCronJob(events[i], priors[i], states[i]);
     } else {

@@ -32,8 +32,7 @@ ControllerImpl::ControllerImpl(const ControllerOptions& options, store::Ledger& 
       actuator_(actuator),
       wall_(wall),
       tzdb_(tzdb),
-      queue_(mono, options.rate_limiter),
-      decoded_(options.decoded_cache_objects) {}
+      queue_(mono, options.rate_limiter) {}
 
 ControllerImpl::~ControllerImpl() { Stop(); }
 
@@ -76,19 +75,7 @@ void ControllerImpl::SetKeyFilter(std::function<bool(const std::string& key)> ow
 void ControllerImpl::Process(const WorkItem& item) {
   // A key made ready without a reason can only have come from a plain timer.
   const std::string why = item.reason.empty() ? std::string(trigger::kTimer) : item.reason;
-  Settle(item, RunPass(item.key, why));
-}
-
-void ControllerImpl::ProcessBatch(const std::vector<WorkItem>& items) {
-  if (items.size() == 1) {
-    Process(items.front());
-    return;
-  }
-  const std::vector<PassReport> reports = RunBatch(items);
-  for (size_t i = 0; i < items.size(); ++i) Settle(items[i], reports[i]);
-}
-
-void ControllerImpl::Settle(const WorkItem& item, const PassReport& report) {
+  const PassReport report = RunPass(item.key, why);
   // docs/semantics.md §2 worker loop: error -> rate-limited retry; requeue -> forget the back-off
   // and come back after the delay; neither -> drop the key until a watch event adds it again.
   if (report.error) {
@@ -139,14 +126,6 @@ std::unique_ptr<reconciler::Schedule> ControllerImpl::ScheduleOf(const std::stri
 
 Result<size_t> ControllerImpl::RunReady() {
   size_t passes = 0;
-  if (options_.batch_passes > 1) {
-    for (auto items = queue_.GetBatch(options_.batch_passes); !items.empty();
-         items = queue_.GetBatch(options_.batch_passes)) {
-      ProcessBatch(items);
-      passes += items.size();
-    }
-    return passes;
-  }
   while (auto item = queue_.GetItem()) {
     Process(*item);
     ++passes;
@@ -157,13 +136,6 @@ Result<size_t> ControllerImpl::RunReady() {
 std::optional<int64_t> ControllerImpl::NextDueNanos() { return queue_.NextDueNanos(); }
 
 void ControllerImpl::WorkerLoop() {
-  if (options_.batch_passes > 1) {
-    for (auto items = queue_.WaitGetBatch(options_.batch_passes); !items.empty();
-         items = queue_.WaitGetBatch(options_.batch_passes)) {
-      ProcessBatch(items);
-    }
-    return;
-  }
   while (auto item = queue_.WaitGet()) Process(*item);
 }
 
@@ -192,10 +164,6 @@ ControllerStats ControllerImpl::Stats() const {
   s.api_calls = api_calls_.load();
   s.decisions = decisions_.load();
   s.events_ingested = events_ingested_.load();
-  const DecodedCacheStats cache = decoded_.Stats();
-  s.decode_cache_hits = cache.hits;
-  s.decode_cache_misses = cache.misses;
-  s.decode_cache_objects = cache.objects;
   s.queue_ready = queue_.ReadyLen();
   s.queue_delayed = queue_.DelayedLen();
   // Unaccounted fire times: only CronJobs whose requeue is overdue are looked at (a requeue comes

@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "controller/controller.h"
-#include "controller/decoded_cache.h"
 #include "reconciler/invalid_object.h"
 #include "reconciler/schedule.h"
 
@@ -118,16 +117,10 @@ class ControllerImpl final : public Controller {
     std::string key, ns, name, uid, why;
     uint64_t tick_seq = 0;
     uint64_t view_seq = 0;  // the last input folded into the view the pass read
-    // What Decide reads: the CronJob and its Jobs (shared with the decoded-object cache, not
-    // copied), and in `in` the rest (now, options, tzdb, accounting, outcomes; its cron_job and
-    // jobs stay empty).
-    std::shared_ptr<const model::CronJob> cron_job;
-    // Set instead of cron_job when the stored CronJob does not decode (then `jobs` stays empty).
+    // Set instead of in.cron_job when the stored CronJob does not decode (then in.jobs stays
+    // empty).
     std::optional<reconciler::InvalidCronJob> invalid;
-    std::vector<std::shared_ptr<const model::Job>> jobs;
-    std::vector<const model::Job*> job_ptrs;
-    reconciler::SyncInput in;
-    reconciler::SyncInputRef Ref() const;
+    reconciler::SyncInput in;  // what Decide reads
   };
   PassReport RunPass(const std::string& key, const std::string& why);
   // Reads the view and the accounting state and reads the clock (the Tick is committed with the
@@ -139,24 +132,12 @@ class ControllerImpl final : public Controller {
   static reconciler::Step InvalidStep(const PassContext& ctx);
   Status FinishPass(const PassContext& ctx, std::vector<model::Input> unsent,
                     reconciler::SyncResult& result);
-  // Appends a pass's end (its unsent inputs, the PassEnd, its decisions and state) to `end`;
-  // returns the accounting entry the cache takes once `end` is committed (null: cache off).
-  std::shared_ptr<CachedAccounting> AppendEnd(const PassContext& ctx,
-                                              std::vector<model::Input> unsent,
-                                              reconciler::SyncResult& result,
-                                              store::UnitOfWork* end);
-  // Runs the passes of `items` as one batch (ControllerOptions::batch_passes); one report each.
-  std::vector<PassReport> RunBatch(const std::vector<WorkItem>& items);
   Result<model::AccountingState> LoadAccounting(const std::string& key, const std::string& uid);
-  // The CronJob and its Jobs into ctx (cron_job, jobs, job_ptrs, view_seq), decoding only the
-  // objects the decoded-object cache does not hold at their view entry's source_seq.
+  // The CronJob and its Jobs into ctx (in.cron_job and in.jobs, or invalid; view_seq).
   Status ReadView(PassContext& ctx);
 
   // --- queue plumbing (controller_impl.cc)
   void Process(const WorkItem& item);
-  void ProcessBatch(const std::vector<WorkItem>& items);
-  // The work-queue decision of docs/semantics.md §2 after a pass of `item`.
-  void Settle(const WorkItem& item, const PassReport& report);
   void WorkerLoop();
 
   const ControllerOptions options_;
@@ -178,7 +159,6 @@ class ControllerImpl final : public Controller {
   std::unordered_map<std::string, KnownCronJob> known_cron_jobs_;
   std::unordered_map<std::string, KnownJob> known_jobs_;
   std::vector<std::thread> workers_;
-  DecodedCache decoded_;
 
   // --- unaccounted fire times (controller_impl.cc, ControllerStats::unaccounted_fire_times)
   // Per CronJob whose last completed pass asked to be requeued: the wall time that pass settled

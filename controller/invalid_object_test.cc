@@ -51,23 +51,8 @@ bool Created(const std::vector<model::Decision>& all, const std::string& name, T
   return false;
 }
 
-struct Mode {
-  size_t batch_passes;
-  size_t decoded_cache_objects;
-};
-
-class InvalidCronJob : public ::testing::TestWithParam<Mode> {
- protected:
-  ControllerOptions Options() const {
-    ControllerOptions o;
-    o.batch_passes = GetParam().batch_passes;
-    o.decoded_cache_objects = GetParam().decoded_cache_objects;
-    return o;
-  }
-};
-
-TEST_P(InvalidCronJob, ThePassRecordsWhyItDoesNotActAndTheOthersGoOn) {
-  Harness h(At(12, 0, 30), Options());
+TEST(InvalidCronJob, ThePassRecordsWhyItDoesNotActAndTheOthersGoOn) {
+  Harness h(At(12, 0, 30));
   h.cluster().PutCronJob(CronJobManifest("good", "* * * * *"));
   // 1e20 is not an int64: DecodeCronJob rejects it (ingest would have quarantined it; a ledger
   // written before ingest validated CronJobs holds such bytes).
@@ -146,13 +131,6 @@ TEST_P(InvalidCronJob, ThePassRecordsWhyItDoesNotActAndTheOthersGoOn) {
   }
   EXPECT_EQ(replayed_invalid, 2 + slot_records);
 }
-
-INSTANTIATE_TEST_SUITE_P(Modes, InvalidCronJob,
-                         ::testing::Values(Mode{1, 0}, Mode{1, 64}, Mode{4, 0}, Mode{4, 64}),
-                         [](const ::testing::TestParamInfo<Mode>& i) {
-                           return "batch" + std::to_string(i.param.batch_passes) + "_cache" +
-                                  std::to_string(i.param.decoded_cache_objects);
-                         });
 
 TEST(DecideInvalidCronJob, OneRecordPerStoredVersionAndTheBlockedCondition) {
   reconciler::InvalidCronJob cj{{"ns", "a", "uid-a"}, 7, "stored CronJob: bad"};

@@ -8,12 +8,9 @@
 // A crash before that first commit leaves no trace of the pass, which made no call yet.
 
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "controller/controller_impl.h"
@@ -103,92 +100,34 @@ Result<model::AccountingState> ControllerImpl::LoadAccounting(const std::string&
   auto blob = ledger_.GetControllerState(key);
   if (blob.status().IsNotFound()) return model::AccountingState{};
   if (!blob.ok()) return blob.status();
-  // The blob read is cheap; its JSON decode is what the cache saves (the bytes must match).
-  std::shared_ptr<const CachedAccounting> held = decoded_.GetAccounting(key, *blob);
-  if (held == nullptr) {
-    CL_ASSIGN_OR_RETURN(auto state, DecodeControllerState(*blob));
-    auto fresh = std::make_shared<CachedAccounting>();
-    fresh->blob = std::move(*blob);
-    fresh->uid = std::move(state.first);
-    fresh->state = std::move(state.second);
-    held = fresh;
-    decoded_.PutAccounting(key, held);
-  }
+  CL_ASSIGN_OR_RETURN(auto state, DecodeControllerState(*blob));
   // A CronJob deleted and created again under the same name starts with fresh bookkeeping.
-  if (held->uid != uid) return model::AccountingState{};
-  return held->state;
-}
-
-reconciler::SyncInputRef ControllerImpl::PassContext::Ref() const {
-  reconciler::SyncInputRef ref;
-  ref.cron_job = cron_job.get();
-  ref.jobs = job_ptrs;
-  ref.now = in.now;
-  ref.options = in.options;
-  ref.tzdb = in.tzdb;
-  ref.accounting = &in.accounting;
-  ref.outcomes = in.outcomes;
-  return ref;
+  if (state.first != uid) return model::AccountingState{};
+  return std::move(state.second);
 }
 
 Status ControllerImpl::ReadView(PassContext& ctx) {
-  // The objects the cache holds at their entry's seq are taken from it (not read, not parsed);
-  // with the cache off, nothing is held and every object is decoded here.
-  std::shared_ptr<const model::CronJob> held_cron_job;
-  std::unordered_map<std::string, std::shared_ptr<const model::Job>> held_jobs;
-  auto held = [&](const store::ObjectEntry& e) {
-    if (e.kind == model::ObjectKind::kCronJob) {
-      held_cron_job = decoded_.GetCronJob(e.namespace_, e.name, e.source_seq);
-      return held_cron_job != nullptr;
-    }
-    auto job = decoded_.GetJob(e.namespace_, e.name, e.source_seq);
-    if (job == nullptr) return false;
-    held_jobs[e.name] = std::move(job);
-    return true;
-  };
-  auto view = ledger_.ReadCronJobViewRaw(ctx.ns, ctx.name, held);
-  if (view.ok()) {
-    ctx.view_seq = view->last_input_seq;
-    const store::ObjectEntry& ce = view->cron_job.entry;
-    if (held_cron_job != nullptr) {
-      ctx.cron_job = std::move(held_cron_job);
-    } else {
-      auto decoded = reconciler::DecodeStoredCronJob(view->cron_job.raw);
-      if (!decoded.ok()) {
-        // Not an error of the pass: the pass records why it does not act on the CronJob
-        // (reconciler/invalid_object.h). Its Jobs are not read.
-        ctx.invalid = reconciler::InvalidCronJob{model::CronJobRef{ce.namespace_, ce.name, ce.uid},
-                                                 ce.source_seq, decoded.status().message()};
-        return Status::Ok();
-      }
-      ctx.cron_job = std::make_shared<const model::CronJob>(std::move(*decoded));
-      decoded_.PutCronJob(ce.namespace_, ce.name, ce.source_seq, ctx.cron_job);
-    }
-    ctx.jobs.reserve(view->jobs.size());
-    for (const store::ViewObject& obj : view->jobs) {
-      auto it = held_jobs.find(obj.entry.name);
-      if (it != held_jobs.end()) {
-        ctx.jobs.push_back(std::move(it->second));
-        continue;
-      }
-      CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(obj.raw));
-      auto decoded = model::DecodeJob(j);
-      if (!decoded.ok()) return decoded.status().WithContext("stored Job");
-      ctx.jobs.push_back(std::make_shared<const model::Job>(std::move(*decoded)));
-      decoded_.PutJob(obj.entry.namespace_, obj.entry.name, obj.entry.source_seq, ctx.jobs.back());
-    }
-    for (const auto& job : ctx.jobs) ctx.job_ptrs.push_back(job.get());
+  CL_ASSIGN_OR_RETURN(store::CronJobViewRaw view,
+                      ledger_.ReadCronJobViewRaw(ctx.ns, ctx.name,
+                                                 [](const store::ObjectEntry&) { return false; }));
+  ctx.view_seq = view.last_input_seq;
+  const store::ObjectEntry& ce = view.cron_job.entry;
+  auto decoded = reconciler::DecodeStoredCronJob(view.cron_job.raw);
+  if (!decoded.ok()) {
+    // Not an error of the pass: the pass records why it does not act on the CronJob
+    // (reconciler/invalid_object.h). Its Jobs are not read.
+    ctx.invalid = reconciler::InvalidCronJob{model::CronJobRef{ce.namespace_, ce.name, ce.uid},
+                                             ce.source_seq, decoded.status().message()};
     return Status::Ok();
   }
-  if (view.status().code() != Status::Code::kFailedPrecondition) return view.status();
-  // A ledger without ReadCronJobViewRaw: the decoded view below.
-  CL_ASSIGN_OR_RETURN(store::CronJobView decoded, ledger_.ReadCronJobView(ctx.ns, ctx.name));
-  ctx.view_seq = decoded.last_input_seq;
-  ctx.cron_job = std::make_shared<const model::CronJob>(std::move(decoded.cron_job));
-  for (model::Job& job : decoded.jobs) {
-    ctx.jobs.push_back(std::make_shared<const model::Job>(std::move(job)));
+  ctx.in.cron_job = std::move(*decoded);
+  ctx.in.jobs.reserve(view.jobs.size());
+  for (const store::ViewObject& obj : view.jobs) {
+    CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(obj.raw));
+    auto job = model::DecodeJob(j);
+    if (!job.ok()) return job.status().WithContext("stored Job");
+    ctx.in.jobs.push_back(std::move(*job));
   }
-  for (const auto& job : ctx.jobs) ctx.job_ptrs.push_back(job.get());
   return Status::Ok();
 }
 
@@ -208,10 +147,11 @@ Result<std::optional<ControllerImpl::PassContext>> ControllerImpl::BeginPass(
     return std::optional<PassContext>();
   }
   CL_RETURN_IF_ERROR(read);
-  ctx.uid = ctx.invalid ? ctx.invalid->ref.uid : ctx.cron_job->metadata.uid;
+  ctx.uid = ctx.invalid ? ctx.invalid->ref.uid : ctx.in.cron_job.metadata.uid;
   CL_ASSIGN_OR_RETURN(ctx.in.accounting, LoadAccounting(key, ctx.uid));
   ctx.in.options = options_.decide;
   ctx.in.tzdb = &tzdb_;
+  ctx.in.now = wall_.Now();  // the one clock read of the pass, recorded in its Tick
   ++passes_;
   return std::optional<PassContext>(std::move(ctx));
 }
@@ -227,7 +167,7 @@ reconciler::Step ControllerImpl::InvalidStep(const PassContext& ctx) {
 // durable before its call is made.
 Result<reconciler::Step> ControllerImpl::PerformCalls(PassContext& ctx,
                                                       std::vector<model::Input>* unsent) {
-  reconciler::Step step = reconciler::Decide(ctx.Ref());
+  reconciler::Step step = reconciler::Decide(ctx.in);
   while (step.next_call) {
     if (ctx.in.outcomes.size() >= kMaxCallsPerPass) {
       return Status::Internal("reconcile pass made more than " + std::to_string(kMaxCallsPerPass) +
@@ -244,45 +184,29 @@ Result<reconciler::Step> ControllerImpl::PerformCalls(PassContext& ctx,
     ++api_calls_;
     unsent->emplace_back(OutcomeOf(call, outcome, ctx.in.now, committed.last_input_seq));
     ctx.in.outcomes.push_back(std::move(outcome));
-    step = reconciler::Decide(ctx.Ref());
+    step = reconciler::Decide(ctx.in);
   }
   return step;
-}
-
-std::shared_ptr<CachedAccounting> ControllerImpl::AppendEnd(const PassContext& ctx,
-                                                            std::vector<model::Input> unsent,
-                                                            reconciler::SyncResult& result,
-                                                            store::UnitOfWork* end) {
-  // With no call made, the Tick is in this unit and ctx.tick_seq is 0: the ledger fills it in
-  // the decisions' causes and the PassEnd.
-  for (model::Decision& d : result.decisions) {
-    d.cause = model::DecisionCause{ctx.tick_seq, ctx.view_seq, ctx.why};
-  }
-  for (model::Input& in : unsent) end->inputs.push_back(std::move(in));
-  std::string accounting = model::AccountingStateBytes(result.accounting);
-  std::string blob = EncodeControllerStateBytes(ctx.uid, accounting);
-  std::shared_ptr<CachedAccounting> next;
-  if (decoded_.enabled()) {
-    next = std::make_shared<CachedAccounting>(CachedAccounting{blob, ctx.uid, result.accounting});
-  }
-  end->controller_state.emplace_back(ctx.key, std::move(blob));
-  end->inputs.emplace_back(model::PassEnd{ctx.in.now, ctx.tick_seq, ctx.view_seq, ctx.ns, ctx.name,
-                                          ctx.uid, static_cast<uint32_t>(ctx.in.outcomes.size()),
-                                          ResultName(result), std::move(accounting)});
-  for (model::Decision& d : result.decisions) end->decisions.push_back(std::move(d));
-  result.decisions.clear();
-  return next;
 }
 
 // The last outcome, the decisions, the PassEnd and the state blob: one unit of work.
 Status ControllerImpl::FinishPass(const PassContext& ctx, std::vector<model::Input> unsent,
                                   reconciler::SyncResult& result) {
+  // With no call made, the Tick is in this unit and ctx.tick_seq is 0: the ledger fills it in
+  // the decisions' causes and the PassEnd.
+  for (model::Decision& d : result.decisions) {
+    d.cause = model::DecisionCause{ctx.tick_seq, ctx.view_seq, ctx.why};
+  }
   store::UnitOfWork end;
-  std::shared_ptr<CachedAccounting> next = AppendEnd(ctx, std::move(unsent), result, &end);
-  const size_t decision_count = end.decisions.size();
+  end.inputs = std::move(unsent);
+  std::string accounting = model::AccountingStateBytes(result.accounting);
+  end.controller_state.emplace_back(ctx.key, EncodeControllerStateBytes(ctx.uid, accounting));
+  end.inputs.emplace_back(model::PassEnd{ctx.in.now, ctx.tick_seq, ctx.view_seq, ctx.ns, ctx.name,
+                                         ctx.uid, static_cast<uint32_t>(ctx.in.outcomes.size()),
+                                         ResultName(result), std::move(accounting)});
+  const size_t decision_count = result.decisions.size();
+  end.decisions = std::move(result.decisions);
   CL_RETURN_IF_ERROR(ledger_.Commit(std::move(end)).status());
-  // The next pass reads these bytes back and finds them decoded.
-  if (next != nullptr) decoded_.PutAccounting(ctx.key, std::move(next));
   decisions_ += decision_count;
   return Status::Ok();
 }
@@ -293,7 +217,6 @@ PassReport ControllerImpl::RunPass(const std::string& key, const std::string& wh
   if (!ctx.ok()) return Failed(report, ctx.status());
   if (!ctx->has_value()) return report;
   PassContext& pass = **ctx;
-  pass.in.now = wall_.Now();  // the one clock read of the pass, recorded in its Tick
   report.ran = true;
   std::vector<model::Input> unsent;
   unsent.emplace_back(model::Tick{pass.in.now, pass.ns, pass.name, pass.why});
@@ -309,140 +232,6 @@ PassReport ControllerImpl::RunPass(const std::string& key, const std::string& wh
   report.error = result.error;
   report.requeue_after = result.requeue_after;
   return report;
-}
-
-// A batch (docs/controller.md "Batched passes"): every pass of the batch keeps the records and
-// the order of RunPass (Tick, then per call an intent durable before the call and its outcome,
-// then decisions + PassEnd + state), but the passes share the clock read and their commits: the
-// pending records and next intents of every pass that calls in a round go in one unit of work,
-// and the ends in one more. The ledger numbers a unit's inputs consecutively, so each record's
-// seq is the unit's first seq plus its position. A failed commit fails exactly the passes whose
-// records were in it (none of their calls of that round is made); the others go on.
-std::vector<PassReport> ControllerImpl::RunBatch(const std::vector<WorkItem>& items) {
-  struct Slot {
-    PassContext ctx;
-    std::vector<model::Input> unsent;
-    reconciler::Step step;
-    bool live = false;  // read its view, not failed, not finished
-  };
-  std::vector<PassReport> reports(items.size());
-  std::vector<Slot> slots(items.size());
-  for (size_t i = 0; i < items.size(); ++i) {
-    const WorkItem& item = items[i];
-    const std::string why = item.reason.empty() ? std::string(trigger::kTimer) : item.reason;
-    auto ctx = BeginPass(item.key, why);
-    if (!ctx.ok()) {
-      reports[i] = Failed(reports[i], ctx.status());
-    } else if (ctx->has_value()) {
-      slots[i].ctx = std::move(**ctx);
-      slots[i].live = true;
-      reports[i].ran = true;
-    }
-  }
-  const Time now = wall_.Now();  // the one clock read of the batch, recorded in every Tick
-  for (Slot& slot : slots) {
-    if (!slot.live) continue;
-    PassContext& ctx = slot.ctx;
-    ctx.in.now = now;
-    slot.unsent.emplace_back(model::Tick{now, ctx.ns, ctx.name, ctx.why});
-    slot.step = ctx.invalid ? InvalidStep(ctx) : reconciler::Decide(ctx.Ref());
-  }
-  auto fail = [&](size_t i, const Status& status) {
-    reports[i] = Failed(reports[i], status);
-    slots[i].live = false;
-  };
-  for (;;) {
-    std::vector<size_t> calling;
-    for (size_t i = 0; i < slots.size(); ++i) {
-      if (!slots[i].live || !slots[i].step.next_call) continue;
-      if (slots[i].ctx.in.outcomes.size() >= kMaxCallsPerPass) {
-        fail(i, Status::Internal("reconcile pass made more than " +
-                                 std::to_string(kMaxCallsPerPass) + " API calls"));
-        continue;
-      }
-      calling.push_back(i);
-    }
-    if (calling.empty()) break;
-    store::UnitOfWork unit;
-    std::vector<size_t> tick_at(calling.size(), SIZE_MAX);  // the Tick's position, if in unit
-    std::vector<size_t> intent_at(calling.size());
-    for (size_t k = 0; k < calling.size(); ++k) {
-      Slot& slot = slots[calling[k]];
-      for (model::Input& in : slot.unsent) {
-        if (std::holds_alternative<model::Tick>(in)) tick_at[k] = unit.inputs.size();
-        unit.inputs.push_back(std::move(in));
-      }
-      slot.unsent.clear();
-      intent_at[k] = unit.inputs.size();
-      unit.inputs.emplace_back(
-          IntentOf(*slot.step.next_call, now, slot.ctx.tick_seq, slot.ctx.in.outcomes.size()));
-    }
-    auto committed = ledger_.Commit(std::move(unit));
-    if (!committed.ok()) {
-      for (const size_t i : calling) fail(i, committed.status());
-      continue;
-    }
-    for (size_t k = 0; k < calling.size(); ++k) {
-      Slot& slot = slots[calling[k]];
-      if (tick_at[k] != SIZE_MAX) slot.ctx.tick_seq = committed->first_input_seq + tick_at[k];
-      const uint64_t intent_seq = committed->first_input_seq + intent_at[k];
-      const model::ApiCall& call = *slot.step.next_call;
-      model::ApiOutcome outcome = actuator_.Perform(call);
-      ++api_calls_;
-      slot.unsent.emplace_back(OutcomeOf(call, outcome, now, intent_seq));
-      slot.ctx.in.outcomes.push_back(std::move(outcome));
-      slot.step = reconciler::Decide(slot.ctx.Ref());
-    }
-  }
-  // The ends. The ledger fills a zero tick_seq of a decision with the unit's last Tick, so a
-  // pass whose Tick is still unsent (it made no call) and that has decisions ends in a unit of
-  // its own; every other end shares one unit.
-  store::UnitOfWork end;
-  std::vector<size_t> in_end;
-  std::vector<std::shared_ptr<CachedAccounting>> next_accounting;
-  size_t end_decisions = 0;
-  std::vector<size_t> ended;
-  for (size_t i = 0; i < slots.size(); ++i) {
-    Slot& slot = slots[i];
-    if (!slot.live) continue;
-    reconciler::SyncResult& result = slot.step.result;
-    if (slot.ctx.tick_seq == 0 && !result.decisions.empty()) {
-      const Status finished = FinishPass(slot.ctx, std::move(slot.unsent), result);
-      if (!finished.ok()) {
-        fail(i, finished);
-      } else {
-        ended.push_back(i);
-      }
-      continue;
-    }
-    end_decisions += result.decisions.size();
-    next_accounting.push_back(AppendEnd(slot.ctx, std::move(slot.unsent), result, &end));
-    in_end.push_back(i);
-  }
-  if (!in_end.empty()) {
-    auto committed = ledger_.Commit(std::move(end));
-    if (!committed.ok()) {
-      for (const size_t i : in_end) fail(i, committed.status());
-    } else {
-      decisions_ += end_decisions;
-      for (size_t k = 0; k < in_end.size(); ++k) {
-        if (next_accounting[k] != nullptr) {
-          decoded_.PutAccounting(slots[in_end[k]].ctx.key, std::move(next_accounting[k]));
-        }
-        ended.push_back(in_end[k]);
-      }
-    }
-  }
-  for (const size_t i : ended) {
-    const Slot& slot = slots[i];
-    const reconciler::SyncResult& result = slot.step.result;
-    // Kubernetes Events only after the pass that produced them is committed (actuator.h).
-    const model::CronJobRef ref{slot.ctx.ns, slot.ctx.name, slot.ctx.uid};
-    for (const reconciler::Event& e : result.events) actuator_.RecordEvent(ref, e);
-    reports[i].error = result.error;
-    reports[i].requeue_after = result.requeue_after;
-  }
-  return reports;
 }
 
 }  // namespace cronledger::controller

@@ -141,31 +141,6 @@ std::optional<WorkItem> WorkQueue::WaitGet() {
   }
 }
 
-std::vector<WorkItem> WorkQueue::GetBatch(size_t max) {
-  std::vector<WorkItem> items;
-  std::lock_guard<std::mutex> lock(mu_);
-  while (items.size() < max) {
-    auto item = PopLocked();
-    if (!item) break;
-    items.push_back(std::move(*item));
-  }
-  return items;
-}
-
-std::vector<WorkItem> WorkQueue::WaitGetBatch(size_t max) {
-  std::vector<WorkItem> items;
-  auto first = WaitGet();
-  if (!first) return items;
-  items.push_back(std::move(*first));
-  std::lock_guard<std::mutex> lock(mu_);
-  while (items.size() < max && !shut_down_) {
-    auto item = PopLocked();
-    if (!item) break;
-    items.push_back(std::move(*item));
-  }
-  return items;
-}
-
 void WorkQueue::Wake() {
   // Under the lock, so a waiter between its clock check and its wait cannot miss the wake-up.
   std::lock_guard<std::mutex> lock(mu_);

@@ -72,11 +72,6 @@ class WorkQueue {
   // Blocks until a key is ready (waiting for due timers on the monotonic clock, read as real
   // nanoseconds) or the queue is shut down (then nullopt).
   std::optional<WorkItem> WaitGet();
-  // Up to `max` ready keys at once, each marked processing as by GetItem (keys due at the same
-  // instant, e.g. every every-minute CronJob at :00, come out together). GetBatch never blocks
-  // (empty: nothing ready); WaitGetBatch blocks like WaitGet for the first key (empty: shut down).
-  std::vector<WorkItem> GetBatch(size_t max);
-  std::vector<WorkItem> WaitGetBatch(size_t max);
   // Wakes WaitGet() callers so they look at the clock again (after a manual clock moved).
   void Wake();
   // Makes WaitGet() return nullopt in every waiter, now and later, until Reopen(). Keys stay

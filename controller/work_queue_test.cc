@@ -6,7 +6,6 @@
 #include <set>
 #include <string>
 #include <thread>
-#include <vector>
 
 namespace cronledger::controller {
 namespace {
@@ -154,33 +153,6 @@ TEST_F(WorkQueueTest, WaitGetReturnsReadyKeysAndShutDownReleasesWaiters) {
   EXPECT_EQ(queue_.WaitGet(), std::nullopt);  // shut down: keys stay, waiters return
   queue_.Reopen();
   EXPECT_EQ(queue_.WaitGet()->key, "ns/b");
-}
-
-TEST_F(WorkQueueTest, BatchesHandOutKeysDueTogetherEachMarkedProcessing) {
-  for (const char* k : {"ns/a", "ns/b", "ns/c"}) queue_.AddAfter(k, seconds(60), "timer");
-  queue_.Add("ns/d", "cronjob-add");
-  EXPECT_EQ(queue_.GetBatch(8).size(), 1u);  // only ns/d is ready before the minute
-  clock_.Advance(seconds(60));
-  std::vector<WorkItem> batch = queue_.GetBatch(2);  // bounded by max, in due order
-  ASSERT_EQ(batch.size(), 2u);
-  EXPECT_EQ(batch[0].key, "ns/a");
-  EXPECT_EQ(batch[0].reason, "timer");
-  EXPECT_EQ(batch[1].key, "ns/b");
-  queue_.Add("ns/a", "job-add");  // being processed: dirty, not handed out again
-  std::vector<WorkItem> rest = queue_.WaitGetBatch(8);
-  ASSERT_EQ(rest.size(), 1u);
-  EXPECT_EQ(rest[0].key, "ns/c");
-  EXPECT_TRUE(queue_.GetBatch(8).empty());
-  queue_.Done("ns/a");  // re-queued with the reason of the add that came meanwhile
-  batch = queue_.GetBatch(8);
-  ASSERT_EQ(batch.size(), 1u);
-  EXPECT_EQ(batch[0].key, "ns/a");
-  EXPECT_EQ(batch[0].reason, "job-add");
-  queue_.Add("ns/e");
-  queue_.ShutDown();
-  EXPECT_TRUE(queue_.WaitGetBatch(8).empty());  // shut down: keys stay, waiters return
-  queue_.Reopen();
-  EXPECT_EQ(queue_.WaitGetBatch(8).size(), 1u);
 }
 
 TEST_F(WorkQueueTest, WaitGetPicksUpATimerWhenAManualClockMoves) {

@@ -62,10 +62,6 @@ struct Options {
   std::optional<size_t> block_cache_mib;
   bool floor = true;
   size_t peer_batch = 4096;  // creates per raw-peer WriteBatch (one fsync each)
-  // ControllerOptions::decoded_cache_objects; unset = the controller's default.
-  std::optional<size_t> decoded_cache_objects;
-  // ControllerOptions::batch_passes; unset = the controller's default.
-  std::optional<size_t> batch_passes;
 };
 
 [[noreturn]] void Die(const std::string& msg) {
@@ -105,10 +101,6 @@ Options ParseArgs(int argc, char** argv) {
       o.write_buffer_budget_mib = std::strtoull(next().c_str(), nullptr, 10);
     } else if (a == "--ledger-block-cache-mib") {
       o.block_cache_mib = std::strtoull(next().c_str(), nullptr, 10);
-    } else if (a == "--decoded-cache-objects") {
-      o.decoded_cache_objects = std::strtoull(next().c_str(), nullptr, 10);
-    } else if (a == "--batch-passes") {
-      o.batch_passes = std::strtoull(next().c_str(), nullptr, 10);
     } else if (a == "--no-floor") {
       o.floor = false;
     } else if (a == "--peer-batch") {
@@ -310,10 +302,6 @@ int Run(const Options& o) {
   controller::SimCluster sim(so, clocks);
   controller::ControllerOptions co;
   co.workers = o.workers;
-  if (o.decoded_cache_objects) co.decoded_cache_objects = *o.decoded_cache_objects;
-  if (o.batch_passes) co.batch_passes = *o.batch_passes;
-  std::printf("decoded_cache_objects_max %zu\nbatch_passes %zu\n", co.decoded_cache_objects,
-              co.batch_passes);
   auto ctrl = Check(controller::Controller::Open(co, ledger, sim, clocks, clocks, *tzdb), "open");
   controller::SimEventPump pump(sim, clocks, [&ctrl](std::vector<model::WatchEvent> events) {
     return ctrl->Ingest(std::move(events));
@@ -463,12 +451,6 @@ int Run(const Options& o) {
   Print("hwm_per_cronjob_bytes",
         static_cast<double>(hwm - rss_base) / static_cast<double>(o.cronjobs));
   Print("passes", static_cast<double>(stats.passes));
-  Print("decode_cache_objects", static_cast<double>(stats.decode_cache_objects));
-  Print("decode_cache_hit_ratio",
-        stats.decode_cache_hits + stats.decode_cache_misses == 0
-            ? 0
-            : static_cast<double>(stats.decode_cache_hits) /
-                  static_cast<double>(stats.decode_cache_hits + stats.decode_cache_misses));
   Print("errors", static_cast<double>(stats.errors));
   Print("sim_jobs_live", static_cast<double>(sim.JobCount()));
 

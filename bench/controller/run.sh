@@ -17,10 +17,7 @@
 # most of them through the arena's bins; set it empty to run with glibc's defaults),
 # BENCH_LEDGER_WRITE_BUFFER_MIB / BENCH_LEDGER_BLOCK_CACHE_MIB (store::LedgerOptions
 # write_buffer_budget_bytes / block_cache_bytes in MiB; unset = the ledger's defaults: no shared
-# write-buffer budget, RocksDB's 64 MiB per column family, and a 64 MiB block cache),
-# BENCH_DECODED_CACHE_OBJECTS (the controller's decoded-object cache bound, 0 = off; unset = the
-# controller's default), BENCH_BATCH_PASSES (ControllerOptions::batch_passes: ready keys run as
-# one batch; unset = the controller's default).
+# write-buffer budget, RocksDB's 64 MiB per column family, and a 64 MiB block cache).
 #
 # The upstream figures are printed beside ours as a reference, not measured here: they come from
 # other machines and other controllers (see docs/benchmarks.md).
@@ -37,8 +34,6 @@ sync="${BENCH_SYNC:-batch}"
 tunables="${BENCH_GLIBC_TUNABLES-glibc.malloc.tcache_count=2048}"
 ledger_mem=()
 [[ -n "${BENCH_LEDGER_WRITE_BUFFER_MIB:-}" ]] && ledger_mem+=(--ledger-write-buffer-mib "$BENCH_LEDGER_WRITE_BUFFER_MIB")
-[[ -n "${BENCH_DECODED_CACHE_OBJECTS:-}" ]] && ledger_mem+=(--decoded-cache-objects "$BENCH_DECODED_CACHE_OBJECTS")
-[[ -n "${BENCH_BATCH_PASSES:-}" ]] && ledger_mem+=(--batch-passes "$BENCH_BATCH_PASSES")
 [[ -n "${BENCH_LEDGER_BLOCK_CACHE_MIB:-}" ]] && ledger_mem+=(--ledger-block-cache-mib "$BENCH_LEDGER_BLOCK_CACHE_MIB")
 
 if [[ -z "${BUILD_DIR:-}" ]]; then
@@ -51,7 +46,7 @@ bin="$BUILD_DIR/bench/controller/controller_bench"
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cpus; workers $workers; sync $sync; window $measure (+30 s drain); give up loading after $max_load; GLIBC_TUNABLES=$tunables; ledger memory / controller: ${ledger_mem[*]:-defaults}"
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cpus; workers $workers; sync $sync; window $measure (+30 s drain); give up loading after $max_load; GLIBC_TUNABLES=$tunables; ledger memory: ${ledger_mem[*]:-defaults}"
 
 get() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
 fmt_s() { awk -v v="$1" 'BEGIN { if (v == "" ) print "-"; else if (v < 0) print "> run"; else printf "%.3f s", v }'; }
