@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "emit/ledger_record.h"
 #include "model/decision.h"
 #include "model/json.h"
 #include "model/result.h"
@@ -114,6 +115,19 @@ bool PollUntil(Fn done, std::chrono::milliseconds timeout = std::chrono::seconds
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return true;
+}
+
+// seq -> the record's P.ledger value, for every input of the ledger.
+inline std::map<uint64_t, std::string> LedgerValues(store::Ledger& ledger) {
+  std::map<uint64_t, std::string> out;
+  CL_CHECK(ledger
+               .ScanInputs(1, /*with_raw=*/true,
+                           [&](const store::LogRecord& r) {
+                             out[r.seq] = model::DumpJson(emit::EncodeLedgerRecord(r));
+                             return true;
+                           })
+               .ok());
+  return out;
 }
 
 }  // namespace cronledger::kafka_testing

@@ -29,6 +29,7 @@ namespace {
 
 using kafka_testing::ApplyDedupe;
 using kafka_testing::DecisionSeqsByKey;
+using kafka_testing::LedgerValues;
 using kafka_testing::Message;
 using kafka_testing::MockCluster;
 using kafka_testing::ReadTopic;
@@ -112,19 +113,6 @@ class RunOutboxProcessTest : public ::testing::Test {
     return store::Ledger::Open(lo).value();
   }
 
-  // seq -> the P.ledger value of every input of the store.
-  static std::map<uint64_t, std::string> Inputs(store::Ledger& ledger) {
-    std::map<uint64_t, std::string> out;
-    CL_CHECK(ledger
-                 .ScanInputs(1, /*with_raw=*/true,
-                             [&](const store::LogRecord& r) {
-                               out[r.seq] = model::DumpJson(emit::EncodeLedgerRecord(r));
-                               return true;
-                             })
-                 .ok());
-    return out;
-  }
-
   store::testing::TempDir dir_;
   std::atomic<int64_t> back_{0};
   std::unique_ptr<kube::testing::FakeApiServer> server_;
@@ -142,7 +130,7 @@ TEST_F(RunOutboxProcessTest, RunProducesLedgerDecisionsAndCheckpointsAndResumesE
     // A clean stop drained both streams: every input and every decision is on its topic exactly
     // once, with the source, and the last checkpoint covers the whole store.
     auto ledger = OpenLedger();
-    const auto inputs = Inputs(*ledger);
+    const auto inputs = LedgerValues(*ledger);
     ASSERT_FALSE(inputs.empty());
     std::map<uint64_t, int> seen;
     for (const Message& m : Topic("cronledger.ledger")) {
@@ -192,7 +180,7 @@ TEST_F(RunOutboxProcessTest, RunProducesLedgerDecisionsAndCheckpointsAndResumesE
   // The consumer rule (per key and source, drop a seq not above the last applied) gives exactly
   // the store's records: none lost, none twice; every value is the record's encoding.
   auto ledger = OpenLedger();
-  const auto inputs = Inputs(*ledger);
+  const auto inputs = LedgerValues(*ledger);
   const std::vector<Message> stream = Topic("cronledger.ledger");
   std::map<uint64_t, std::string> by_seq;
   for (const Message& m : stream) by_seq[std::stoull(Header(m, "cronledger-seq"))] = m.value;

@@ -24,6 +24,7 @@ namespace {
 using kafka_testing::ApplyDedupe;
 using kafka_testing::CommitDecisions;
 using kafka_testing::DecisionSeqsByKey;
+using kafka_testing::LedgerValues;
 using kafka_testing::Message;
 using kafka_testing::MockCluster;
 using kafka_testing::ReadTopic;
@@ -38,19 +39,6 @@ std::string Header(const Message& m, const std::string& name) {
 }
 
 uint64_t SeqOf(const Message& m) { return std::stoull(Header(m, "cronledger-seq")); }
-
-// seq -> the record's P.ledger value, for every input of the ledger.
-std::map<uint64_t, std::string> LedgerValues(store::Ledger& ledger) {
-  std::map<uint64_t, std::string> out;
-  CL_CHECK(ledger
-               .ScanInputs(1, /*with_raw=*/true,
-                           [&](const store::LogRecord& r) {
-                             out[r.seq] = model::DumpJson(emit::EncodeLedgerRecord(r));
-                             return true;
-                           })
-               .ok());
-  return out;
-}
 
 class RunOutboxTest : public ::testing::Test {
  protected:
