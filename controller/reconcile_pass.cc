@@ -107,9 +107,7 @@ Result<model::AccountingState> ControllerImpl::LoadAccounting(const std::string&
 }
 
 Status ControllerImpl::ReadView(PassContext& ctx) {
-  CL_ASSIGN_OR_RETURN(store::CronJobViewRaw view,
-                      ledger_.ReadCronJobViewRaw(ctx.ns, ctx.name,
-                                                 [](const store::ObjectEntry&) { return false; }));
+  CL_ASSIGN_OR_RETURN(store::CronJobViewRaw view, ledger_.ReadCronJobViewRaw(ctx.ns, ctx.name));
   ctx.view_seq = view.last_input_seq;
   const store::ObjectEntry& ce = view.cron_job.entry;
   auto decoded = reconciler::DecodeStoredCronJob(view.cron_job.raw);

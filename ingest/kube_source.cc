@@ -191,8 +191,7 @@ Result<std::vector<model::Json>> KnownObjects(store::Ledger& ledger, std::string
     }
     // The Jobs' raw bytes, not decoded Jobs: one stored Job that no longer decodes must not stop
     // the start-up (it is left out, as one that no longer parses is).
-    auto view = ledger.ReadCronJobViewRaw(cj.namespace_, cj.name,
-                                          [](const store::ObjectEntry&) { return false; });
+    auto view = ledger.ReadCronJobViewRaw(cj.namespace_, cj.name);
     if (view.status().IsNotFound()) continue;  // gone since the listing
     if (!view.ok()) return view.status();
     for (const store::ViewObject& job : view->jobs) {

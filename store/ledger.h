@@ -201,11 +201,10 @@ struct CronJobView {
   uint64_t last_input_seq = 0;   // the view reflects the log up to here
 };
 
-// A CronJob and its Jobs from one snapshot, for a caller that keeps decoded objects (the
-// controller's decoded-object cache): entries always, raw bytes only of the objects the caller
-// does not hold (ReadCronJobViewRaw).
+// A CronJob and its Jobs from one snapshot, undecoded (ReadCronJobViewRaw): for a caller that
+// decodes them itself and must not fail on one that does not decode.
 struct CronJobViewRaw {
-  ViewObject cron_job;           // raw empty when the caller holds it
+  ViewObject cron_job;
   std::vector<ViewObject> jobs;  // the CronJob's Jobs by name, as CronJobView::jobs
   uint64_t last_input_seq = 0;
 };
@@ -279,13 +278,10 @@ class Ledger {
   virtual Result<std::vector<model::CronJob>> ListCronJobs() = 0;
   // A CronJob and its Jobs from one snapshot. NotFound when the CronJob is absent.
   virtual Result<CronJobView> ReadCronJobView(std::string_view ns, std::string_view name) = 0;
-  // The same view as entries, with the raw bytes of every object for which `held(entry)` returns
-  // false (the caller holds the others decoded: the bytes at an entry's source_seq never change).
-  // NotFound when the CronJob is absent. Default: FailedPrecondition (not supported; the caller
-  // reads ReadCronJobView instead).
-  virtual Result<CronJobViewRaw> ReadCronJobViewRaw(
-      std::string_view ns, std::string_view name,
-      const std::function<bool(const ObjectEntry&)>& held);
+  // The same view undecoded: each object's entry and raw bytes, Jobs by name. NotFound when the
+  // CronJob is absent. Default: FailedPrecondition (not supported; the caller reads
+  // ReadCronJobView instead).
+  virtual Result<CronJobViewRaw> ReadCronJobViewRaw(std::string_view ns, std::string_view name);
   // The last resourceVersion seen for a resource ("batch/v1/CronJob"); NotFound when none.
   virtual Result<std::string> GetResourceVersion(std::string_view resource) = 0;
   // The controller state blob of a CronJob ("ns/name"); NotFound when none.

@@ -47,13 +47,11 @@ Result<std::string> RocksDbLedger::GetRaw(Cf cf, std::string_view key,
 
 Result<ViewObject> RocksDbLedger::GetObjectAt(model::ObjectKind kind, std::string_view ns,
                                               std::string_view name,
-                                              const rocksdb::Snapshot* snapshot,
-                                              const std::function<bool(const ObjectEntry&)>* held) {
+                                              const rocksdb::Snapshot* snapshot) {
   CL_ASSIGN_OR_RETURN(std::string bytes,
                       GetRaw(kViewCf, view_key::Object(kind, ns, name), snapshot));
   ViewObject obj;
   CL_ASSIGN_OR_RETURN(obj.entry, DecodeObjectEntry(bytes));
-  if (held != nullptr && (*held)(obj.entry)) return obj;
   auto raw = GetRaw(kRawCf, keys::Be64(obj.entry.source_seq), snapshot);
   if (!raw.ok()) {
     // Retention never prunes what the view points at, so a miss is corruption.
@@ -178,15 +176,13 @@ Result<CronJobView> RocksDbLedger::ReadCronJobView(std::string_view ns, std::str
   return v;
 }
 
-Result<CronJobViewRaw> RocksDbLedger::ReadCronJobViewRaw(
-    std::string_view ns, std::string_view name,
-    const std::function<bool(const ObjectEntry&)>& held) {
+Result<CronJobViewRaw> RocksDbLedger::ReadCronJobViewRaw(std::string_view ns,
+                                                         std::string_view name) {
   ReadScope scope(this);
   CL_RETURN_IF_ERROR(scope.status());
   const rocksdb::Snapshot* snapshot = scope.snapshot();
-  // An object's entry, and its raw bytes unless the caller holds it decoded.
   auto read = [&](model::ObjectKind kind, std::string_view object_name) {
-    return GetObjectAt(kind, ns, object_name, snapshot, &held);
+    return GetObjectAt(kind, ns, object_name, snapshot);
   };
   CronJobViewRaw v;
   CL_ASSIGN_OR_RETURN(v.cron_job, read(model::ObjectKind::kCronJob, name));
@@ -225,8 +221,7 @@ Status RocksDbLedger::ScanInputs(uint64_t from_seq, bool with_raw,
   return ScanInputsAt(scope.snapshot(), from_seq, with_raw, fn);
 }
 
-Result<CronJobViewRaw> Ledger::ReadCronJobViewRaw(std::string_view, std::string_view,
-                                                  const std::function<bool(const ObjectEntry&)>&) {
+Result<CronJobViewRaw> Ledger::ReadCronJobViewRaw(std::string_view, std::string_view) {
   return Status::FailedPrecondition("ledger: ReadCronJobViewRaw not supported");
 }
 

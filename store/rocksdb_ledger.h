@@ -51,9 +51,7 @@ class RocksDbLedger final : public Ledger {
   Result<std::vector<ObjectEntry>> ListCronJobEntries() override;
   Result<std::vector<model::CronJob>> ListCronJobs() override;
   Result<CronJobView> ReadCronJobView(std::string_view ns, std::string_view name) override;
-  Result<CronJobViewRaw> ReadCronJobViewRaw(
-      std::string_view ns, std::string_view name,
-      const std::function<bool(const ObjectEntry&)>& held) override;
+  Result<CronJobViewRaw> ReadCronJobViewRaw(std::string_view ns, std::string_view name) override;
   Result<std::string> GetResourceVersion(std::string_view resource) override;
   Result<std::string> GetControllerState(std::string_view key) override;
 
@@ -166,11 +164,9 @@ class RocksDbLedger final : public Ledger {
   // Reads `key` of `cf` at `snapshot` (null = latest); NotFound when absent.
   Result<std::string> GetRaw(Cf cf, std::string_view key,
                              const rocksdb::Snapshot* snapshot = nullptr);
-  // The view entry of an object and its raw bytes, except when `held` says the caller holds that
-  // entry's object already (then raw stays empty).
+  // The view entry of an object and its raw bytes.
   Result<ViewObject> GetObjectAt(model::ObjectKind kind, std::string_view ns, std::string_view name,
-                                 const rocksdb::Snapshot* snapshot,
-                                 const std::function<bool(const ObjectEntry&)>* held = nullptr);
+                                 const rocksdb::Snapshot* snapshot);
   // The names of the Jobs the view's owner index lists under `owner`, in key order.
   Result<std::vector<std::string>> OwnedJobNamesAt(std::string_view ns, std::string_view owner,
                                                    const rocksdb::Snapshot* snapshot);

@@ -37,10 +37,8 @@ class ForwardingLedger : public Ledger {
   Result<CronJobView> ReadCronJobView(std::string_view ns, std::string_view name) override {
     return base_.ReadCronJobView(ns, name);
   }
-  Result<CronJobViewRaw> ReadCronJobViewRaw(
-      std::string_view ns, std::string_view name,
-      const std::function<bool(const ObjectEntry&)>& held) override {
-    return base_.ReadCronJobViewRaw(ns, name, held);
+  Result<CronJobViewRaw> ReadCronJobViewRaw(std::string_view ns, std::string_view name) override {
+    return base_.ReadCronJobViewRaw(ns, name);
   }
   Result<std::string> GetResourceVersion(std::string_view resource) override {
     return base_.GetResourceVersion(resource);
