@@ -1,6 +1,7 @@
-// A stored CronJob that does not decode (reconciler/invalid_object.h): its pass records why the
-// controller does not act on it, once per stored version, makes no call and is no error; the
-// other CronJobs act normally; a decodable version is acted on again; replay is exact.
+// A stored CronJob that does not decode, or one of whose Jobs does not
+// (reconciler/invalid_object.h): its pass records why the controller does not act on it, once per
+// stored version, makes no call and is no error; the other CronJobs act normally; a decodable
+// version is acted on again; replay is exact.
 
 #include "reconciler/invalid_object.h"
 
@@ -11,6 +12,7 @@
 
 #include "controller/pass_replay.h"
 #include "controller/testing/harness.h"
+#include "controller/watch_events.h"
 #include "model/decision.h"
 #include "reconciler/job_builder.h"
 
@@ -130,6 +132,81 @@ TEST(InvalidCronJob, ThePassRecordsWhyItDoesNotActAndTheOthersGoOn) {
     }
   }
   EXPECT_EQ(replayed_invalid, 2 + slot_records);
+}
+
+// A Job of `owner` whose status the model cannot hold (what a ledger written before ingest
+// validated Jobs can hold): `conditions` is not an array.
+model::WatchEvent BadJob(model::WatchEventType type, const model::Json& owner,
+                         const std::string& name) {
+  model::Json job = {{"apiVersion", "batch/v1"},
+                     {"kind", "Job"},
+                     {"metadata",
+                      {{"name", name},
+                       {"namespace", "default"},
+                       {"uid", "uid-" + name},
+                       {"resourceVersion", "900"},
+                       {"ownerReferences",
+                        {{{"apiVersion", "batch/v1"},
+                          {"kind", "CronJob"},
+                          {"name", owner["metadata"]["name"]},
+                          {"uid", owner["metadata"]["uid"]},
+                          {"controller", true}}}}}},
+                     {"spec", model::Json::object()},
+                     {"status", {{"conditions", "Complete"}}}};
+  auto ev = MakeWatchEvent(type, job);
+  CL_CHECK(ev.ok());
+  return *ev;
+}
+
+TEST(InvalidJob, ThePassRecordsWhyItDoesNotActUntilTheJobIsGone) {
+  Harness h(At(12, 0, 30));
+  h.cluster().PutCronJob(CronJobManifest("good", "* * * * *"));
+  h.cluster().PutCronJob(CronJobManifest("owner", "* * * * *"));
+  h.RunUntil(At(12, 1, 10));
+  ASSERT_TRUE(Created(h.Decisions(), "owner", At(12, 1)));
+  const model::Json owner = *h.cluster().GetCronJobObject("default", "owner");
+
+  ASSERT_TRUE(h.controller().Ingest({BadJob(model::WatchEventType::kAdded, owner, "zz-bad")}).ok());
+  h.RunUntil(At(12, 3, 10));
+  std::vector<model::Decision> all = h.Decisions();
+  std::vector<model::Decision> invalid = InvalidRecords(all);
+  ASSERT_EQ(invalid.size(), 1u);
+  EXPECT_EQ(invalid[0].cron_job.name, "owner");
+  EXPECT_EQ(invalid[0].cron_job.uid, owner["metadata"]["uid"]);
+  EXPECT_EQ(invalid[0].message, "stored Job zz-bad: status.conditions: expected array");
+  EXPECT_FALSE(Created(all, "owner", At(12, 2)));
+  EXPECT_FALSE(Created(all, "owner", At(12, 3)));
+  for (int m = 1; m <= 3; ++m) EXPECT_TRUE(Created(all, "good", At(12, m))) << m;
+  EXPECT_EQ(h.controller().Stats().errors, 0u);
+
+  // A restart records nothing new for the same stored version.
+  h.Restart();
+  h.RunUntil(At(12, 4, 10));
+  EXPECT_EQ(InvalidRecords(h.Decisions()).size(), 1u);
+
+  // The Job deleted: the CronJob is acted on again; the fire times due meanwhile end
+  // InvalidObject.
+  ASSERT_TRUE(
+      h.controller().Ingest({BadJob(model::WatchEventType::kDeleted, owner, "zz-bad")}).ok());
+  h.RunUntil(At(12, 5, 10));
+  all = h.Decisions();
+  EXPECT_TRUE(Created(all, "owner", At(12, 5)));
+  invalid = InvalidRecords(all);
+  ASSERT_GT(invalid.size(), 1u);
+  for (size_t i = 1; i < invalid.size(); ++i) EXPECT_TRUE(invalid[i].scheduled_time) << i;
+  EXPECT_EQ(h.controller().Stats().errors, 0u);
+
+  auto report = ReplayPasses(h.ledger(), h.tzdb());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->mismatches, 0u);
+  size_t replayed_invalid = 0;
+  for (const ReplayedPass& p : report->passes) {
+    EXPECT_EQ(p.mismatch, "") << p.tick_seq;
+    for (const model::Decision& d : p.replayed) {
+      if (d.reason == reconciler::kInvalidObject) ++replayed_invalid;
+    }
+  }
+  EXPECT_EQ(replayed_invalid, invalid.size());
 }
 
 TEST(DecideInvalidCronJob, OneRecordPerStoredVersionAndTheBlockedCondition) {

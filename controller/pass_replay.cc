@@ -93,7 +93,7 @@ Status IndexLog(store::Ledger& ledger, const model::TimeZoneDb& tzdb, LogIndex* 
 struct ViewSnapshot {
   model::CronJob cron_job;
   std::vector<model::Job> jobs;
-  std::optional<reconciler::InvalidCronJob> invalid;  // the CronJob's bytes do not decode
+  std::optional<reconciler::InvalidCronJob> invalid;  // its bytes or a Job's do not decode
 };
 
 class ViewRebuilder {
@@ -128,10 +128,20 @@ class ViewRebuilder {
     for (auto it = view_.entries().lower_bound(prefix);
          it != view_.entries().end() && it->first.starts_with(prefix); ++it) {
       const std::string job = it->first.substr(prefix.size());
-      CL_ASSIGN_OR_RETURN(model::Json j,
-                          RawOf(store::view_key::Object(model::ObjectKind::kJob, ns, job)));
-      CL_ASSIGN_OR_RETURN(model::Job decoded, model::DecodeJob(j));
-      s.jobs.push_back(std::move(decoded));
+      const std::string job_key = store::view_key::Object(model::ObjectKind::kJob, ns, job);
+      CL_ASSIGN_OR_RETURN(const std::string* job_raw, RawBytesOf(job_key));
+      auto decoded = reconciler::DecodeStoredJob(*job_raw);
+      if (!decoded.ok()) {
+        // The pass stopped at the first Job that does not decode (reconciler/invalid_object.h).
+        CL_ASSIGN_OR_RETURN(std::optional<uint64_t> job_seq, SourceOf(job_key));
+        const model::ObjectMeta& m = s.cron_job.metadata;
+        s.invalid = reconciler::InvalidCronJob{model::CronJobRef{m.namespace_, m.name, m.uid},
+                                               job_seq.value_or(0),
+                                               reconciler::StoredJobError(job, decoded.status())};
+        s.jobs.clear();
+        return s;
+      }
+      s.jobs.push_back(std::move(*decoded));
     }
     return s;
   }
@@ -149,10 +159,6 @@ class ViewRebuilder {
     auto it = raws_.find(*seq);
     if (it == raws_.end()) return Status::Corruption("replay: raw bytes pruned or missing");
     return &it->second;
-  }
-  Result<model::Json> RawOf(const std::string& key) {
-    CL_ASSIGN_OR_RETURN(const std::string* raw, RawBytesOf(key));
-    return model::ParseJson(*raw);
   }
 
   store::MemViewStore view_;

@@ -121,9 +121,17 @@ Status ControllerImpl::ReadView(PassContext& ctx) {
   ctx.in.cron_job = std::move(*decoded);
   ctx.in.jobs.reserve(view.jobs.size());
   for (const store::ViewObject& obj : view.jobs) {
-    CL_ASSIGN_OR_RETURN(model::Json j, model::ParseJson(obj.raw));
-    auto job = model::DecodeJob(j);
-    if (!job.ok()) return job.status().WithContext("stored Job");
+    auto job = reconciler::DecodeStoredJob(obj.raw);
+    if (!job.ok()) {
+      // Its CronJob's fire times cannot be evaluated without it: the pass records why it does
+      // not act, as for a CronJob that does not decode (the first such Job by name).
+      const model::ObjectMeta& m = ctx.in.cron_job.metadata;
+      ctx.invalid = reconciler::InvalidCronJob{
+          model::CronJobRef{m.namespace_, m.name, m.uid}, obj.entry.source_seq,
+          reconciler::StoredJobError(obj.entry.name, job.status())};
+      ctx.in.jobs.clear();
+      return Status::Ok();
+    }
     ctx.in.jobs.push_back(std::move(*job));
   }
   return Status::Ok();

@@ -138,6 +138,14 @@ std::string ValidateCronJob(std::string_view raw) {
   return s.ok() ? "" : "invalid CronJob: " + s.message();
 }
 
+// The same for a Job: every pass of its CronJob reads it, so one the model cannot hold (a status
+// field of the wrong type, a malformed time) is refused at the door like a CronJob.
+std::string ValidateJob(std::string_view raw) {
+  Result<model::Json> json = model::ParseJson(raw);
+  Status s = json.ok() ? model::DecodeJob(*json).status() : json.status();
+  return s.ok() ? "" : "invalid Job: " + s.message();
+}
+
 // Validates an object and makes the event, or returns the rejection reason.
 std::string MakeEvent(model::WatchEventType type, const ObjectInfo& info, std::string_view raw,
                       model::WatchEvent* ev) {
@@ -154,9 +162,9 @@ std::string MakeEvent(model::WatchEventType type, const ObjectInfo& info, std::s
     if (info.uid.empty()) return "missing metadata.uid";
     if (!ValidName(info.name) || !ValidName(info.ns)) return "invalid metadata.name or namespace";
   }
-  if (*kind == model::ObjectKind::kCronJob && type != model::WatchEventType::kBookmark &&
-      type != model::WatchEventType::kDeleted) {
-    std::string invalid = ValidateCronJob(raw);
+  if (type != model::WatchEventType::kBookmark && type != model::WatchEventType::kDeleted) {
+    std::string invalid =
+        *kind == model::ObjectKind::kCronJob ? ValidateCronJob(raw) : ValidateJob(raw);
     if (!invalid.empty()) return invalid;
   }
   ev->type = type;

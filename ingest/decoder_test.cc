@@ -193,6 +193,32 @@ TEST(DecoderTest, CronJobsTheModelCannotHoldAreRejectedWithTheField) {
   }
 }
 
+TEST(DecoderTest, JobsTheModelCannotHoldAreRejectedWithTheField) {
+  struct Case {
+    std::string status;
+    std::string reason;
+  };
+  const std::vector<Case> cases = {
+      {R"({"conditions":"Complete"})", "invalid Job: status.conditions: expected array"},
+      {R"({"conditions":[{"type":1,"status":"True"}]})",
+       "invalid Job: status.conditions[0].type: expected string"},
+      {R"("done")", "invalid Job: status: expected object"},
+  };
+  WatchDecoder decoder;
+  for (const Case& c : cases) {
+    const std::string job =
+        R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"n","uid":"u"},"status":)" +
+        c.status + "}";
+    auto out = decoder.DecodeCopy(testing::WatchLine("MODIFIED", job));
+    EXPECT_TRUE(out.events.empty()) << c.status;
+    ASSERT_EQ(out.rejections.size(), 1u) << c.status;
+    EXPECT_EQ(out.rejections[0].reason.substr(0, c.reason.size()), c.reason) << c.status;
+    auto deleted = decoder.DecodeCopy(testing::WatchLine("DELETED", job));
+    EXPECT_TRUE(deleted.rejections.empty()) << c.status;
+    EXPECT_EQ(deleted.events.size(), 1u) << c.status;
+  }
+}
+
 TEST(DecoderTest, NullFieldsAreAbsentAndNonControllerOwnersAreIgnored) {
   WatchDecoder decoder;
   auto out = decoder.DecodeCopy(

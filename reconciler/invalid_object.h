@@ -1,12 +1,13 @@
 #pragma once
 
-// A CronJob whose stored bytes do not decode (docs/controller.md "Objects that cannot be read"):
-// the controller cannot act on it, and records why. Its pass makes no API call, records no
-// Kubernetes Event and sets no timer (the next watch event of the CronJob brings new bytes); it
-// writes one `skipped` record with reason InvalidObject and no scheduledTime per stored version of
-// the object, and the fire times due meanwhile are accounted InvalidObject once it decodes again
-// (the blocked condition of model::AccountingState, as for InvalidSchedule). The controller and
-// both replays (controller/pass_replay.h, replay/engine.h) derive the pass from here, so replay
+// A CronJob whose stored bytes do not decode, or one of whose Jobs' do not (docs/controller.md
+// "Objects that cannot be read"): the controller cannot act on it, and records why. Its pass makes
+// no API call, records no Kubernetes Event and sets no timer (the next watch event of the CronJob
+// brings new bytes); it writes one `skipped` record with reason InvalidObject and no scheduledTime
+// per stored version of the object that does not decode (the CronJob, else the first such Job by
+// name), and the fire times due meanwhile are accounted InvalidObject once it decodes again (the
+// blocked condition of model::AccountingState, as for InvalidSchedule). The controller and both
+// replays (controller/pass_replay.h, replay/engine.h) derive the pass from here, so replay
 // reproduces it byte for byte.
 
 #include <cstdint>
@@ -21,14 +22,14 @@
 
 namespace cronledger::reconciler {
 
-// The skip reason of the record (beside model::skip_reason's): the stored CronJob could not be
-// decoded, so no fire time of it could be evaluated.
+// The skip reason of the record (beside model::skip_reason's): the stored CronJob or one of its
+// Jobs could not be decoded, so no fire time of it could be evaluated.
 inline constexpr std::string_view kInvalidObject = "InvalidObject";
 
 struct InvalidCronJob {
   model::CronJobRef ref;    // namespace, name and uid as the view's entry holds them
-  uint64_t source_seq = 0;  // the input whose bytes these are
-  std::string message;      // StoredCronJobError's text
+  uint64_t source_seq = 0;  // the input whose bytes do not decode (the CronJob's or a Job's)
+  std::string message;      // StoredCronJobError's or StoredJobError's text
 };
 
 // The stored bytes decoded, or the error every reader reports for them ("stored CronJob: ...").
@@ -37,7 +38,14 @@ Result<model::CronJob> DecodeStoredCronJob(std::string_view raw);
 // DecodeCronJob's): what DecodeStoredCronJob returns.
 std::string StoredCronJobError(const Status& error);
 
-// The pass of a CronJob that cannot be decoded, at `now`, from the accounting state `before`.
+// The stored bytes of a Job decoded, or the status every reader reports for them (ParseJson's or
+// DecodeJob's error, without context: StoredJobError adds it).
+Result<model::Job> DecodeStoredJob(std::string_view raw);
+// The message of stored Job `name` that failed to decode with `error`: "stored Job NAME: ...".
+std::string StoredJobError(std::string_view name, const Status& error);
+
+// The pass of a CronJob that cannot be decoded (or one of whose Jobs cannot), at `now`, from the
+// accounting state `before`.
 SyncResult DecideInvalidCronJob(const InvalidCronJob& cron_job, Time now,
                                 const model::AccountingState& before);
 

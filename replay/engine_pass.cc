@@ -125,13 +125,22 @@ void Engine::RunPass(const std::string& view_key, PassSummary summary, const Fam
   if (uid != nullptr && chain.uid == *uid) before = chain.accounting;
   reconciler::SyncResult result;
   result.accounting = before;
-  if (view.invalid_cron_job) {
-    // The stored CronJob does not decode: the pass made no call and recorded why
-    // (reconciler/invalid_object.h); what-if changes to its spec cannot apply either.
-    result = reconciler::DecideInvalidCronJob(*view.invalid_cron_job, summary.tick.now, before);
+  // The stored CronJob does not decode, or (the view's only errors) some of its Jobs do not: the
+  // pass made no call and recorded why (reconciler/invalid_object.h); what-if changes to its spec
+  // cannot apply either.
+  std::optional<reconciler::InvalidCronJob> invalid = view.invalid_cron_job;
+  if (!invalid && view.cron_job && !view.invalid_jobs.empty() &&
+      view.errors.size() == view.invalid_jobs.size()) {
+    const model::ObjectMeta& m = view.cron_job->metadata;
+    const InvalidJobBytes& first = view.invalid_jobs.begin()->second;
+    invalid = reconciler::InvalidCronJob{model::CronJobRef{m.namespace_, m.name, m.uid}, first.seq,
+                                         first.message};
+  }
+  if (invalid) {
+    result = reconciler::DecideInvalidCronJob(*invalid, summary.tick.now, before);
     if (!p.outcomes.empty()) {
       summary.problem = "the recorded pass made " + std::to_string(p.outcomes.size()) +
-                        " API calls for a CronJob that does not decode";
+                        " API calls for a CronJob it cannot read";
     }
   } else if (!view.cron_job || !view.errors.empty() || p.tzdb == nullptr) {
     summary.problem =

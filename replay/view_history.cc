@@ -67,8 +67,13 @@ void DecodeInto(bool without_json, bool pruned, std::string_view raw, FamilyChan
                                                        reconciler::StoredCronJobError(failed)};
     }
   } else {
+    Status failed;
     DecodeObject<model::Job>(without_json, pruned, raw, c->seq, &DecodeJobFieldsFast,
-                             &DecodeJobFields, &model::DecodeJob, &c->job_object, &c->error);
+                             &DecodeJobFields, &model::DecodeJob, &c->job_object, &c->error,
+                             &failed);
+    if (!pruned && !failed.ok()) {
+      c->invalid_job = InvalidJobBytes{c->seq, reconciler::StoredJobError(c->job, failed)};
+    }
   }
 }
 
@@ -203,14 +208,21 @@ void ApplyFamilyChange(FamilyChange&& c, FamilyView* f) {
     case FamilyChange::Op::kEraseJob:
       f->jobs.erase(c.job);
       f->errors.erase(c.job);
+      f->invalid_jobs.erase(c.job);
       return;
     case FamilyChange::Op::kSetJob:
       if (c.error.empty()) {
         f->errors.erase(c.job);
+        f->invalid_jobs.erase(c.job);
         f->jobs[c.job] = {c.seq, std::move(c.job_object)};
       } else {
         f->jobs.erase(c.job);
         f->errors[c.job] = std::move(c.error);
+        if (c.invalid_job) {
+          f->invalid_jobs[c.job] = std::move(*c.invalid_job);
+        } else {
+          f->invalid_jobs.erase(c.job);
+        }
       }
       return;
   }

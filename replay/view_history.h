@@ -58,6 +58,14 @@ class FamilyJobs {
   std::shared_ptr<Map> map_;  // null: empty
 };
 
+// A Job of the family whose stored bytes are there but do not decode: the input that wrote them
+// and reconciler::StoredJobError's text. Its CronJob's pass records why it does not act
+// (reconciler/invalid_object.h).
+struct InvalidJobBytes {
+  uint64_t seq = 0;
+  std::string message;
+};
+
 struct FamilyView {
   uint64_t seq = 0;                                // this version holds from this input seq on
   std::shared_ptr<const model::CronJob> cron_job;  // null when the view has no such CronJob
@@ -71,6 +79,9 @@ struct FamilyView {
   // controller's pass recorded why it did not act on it (reconciler/invalid_object.h), and the
   // replay derives the same pass. Its errors entry "CronJob" stays (the object is not readable).
   std::optional<reconciler::InvalidCronJob> invalid_cron_job;
+  // Jobs whose stored bytes are there but do not decode, by name (each also has its errors
+  // entry). When they are the only errors, a pass reading this version is derived from the first.
+  std::map<std::string, InvalidJobBytes> invalid_jobs;
 };
 
 // One change of a family view, as ViewHistory::Fold derives it from a watch event. Applying a
@@ -95,6 +106,8 @@ struct FamilyChange {
   // the bytes are there but do not decode, what the controller's pass read of it.
   model::CronJobRef cron_job_ref;
   std::optional<reconciler::InvalidCronJob> invalid_cron_job;
+  // kSetJob: set when the Job's bytes are there but do not decode.
+  std::optional<InvalidJobBytes> invalid_job;
   // Changes sent with a deferred decode (ViewHistory::SendChangesTo): the object is not decoded
   // yet; `raw` and `raw_pruned` are the record's, and ViewHistory::DecodeDeferred decodes them
   // into cron_job / job_object / error. ApplyFamilyChange takes decoded changes only.

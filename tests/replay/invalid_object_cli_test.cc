@@ -1,4 +1,5 @@
-// A stored CronJob that does not decode, on a store recorded by the real controller loop: the
+// A stored CronJob that does not decode, and a CronJob with a stored Job that does not, on a store
+// recorded by the real controller loop: the
 // controller's record of why it did not act on it is in `audit` and `why`, `state` answers with
 // the object's error, and `replay --verify` reproduces the record byte for byte.
 
@@ -41,7 +42,30 @@ class InvalidObjectCli : public ::testing::Test {
     poison["spec"]["startingDeadlineSeconds"] = 1e20;
     auto ev = controller::MakeWatchEvent(model::WatchEventType::kAdded, poison);
     CL_CHECK(ev.ok());
-    world_->Ingest({*ev});
+    // A decodable CronJob with a Job whose status the model cannot hold.
+    model::Json owner = model::EncodeCronJob(testing::Manifest("jobowner", "*/5 * * * *"));
+    owner["metadata"]["uid"] = "uid-jobowner";
+    owner["metadata"]["resourceVersion"] = "2";
+    owner["metadata"]["creationTimestamp"] = "2024-01-01T09:00:00Z";
+    auto owner_ev = controller::MakeWatchEvent(model::WatchEventType::kAdded, owner);
+    CL_CHECK(owner_ev.ok());
+    const model::Json bad_job = {{"apiVersion", "batch/v1"},
+                                 {"kind", "Job"},
+                                 {"metadata",
+                                  {{"name", "jobowner-bad"},
+                                   {"namespace", "default"},
+                                   {"uid", "uid-jobowner-bad"},
+                                   {"resourceVersion", "3"},
+                                   {"ownerReferences",
+                                    {{{"apiVersion", "batch/v1"},
+                                      {"kind", "CronJob"},
+                                      {"name", "jobowner"},
+                                      {"uid", "uid-jobowner"},
+                                      {"controller", true}}}}}},
+                                 {"status", {{"conditions", "Complete"}}}};
+    auto job_ev = controller::MakeWatchEvent(model::WatchEventType::kAdded, bad_job);
+    CL_CHECK(job_ev.ok());
+    world_->Ingest({*ev, *owner_ev, *job_ev});
     world_->RunUntil(At(10, 12));
     world_->CloseLedger();
     data_ = " --data-dir " + world_->data_dir();
@@ -69,7 +93,15 @@ TEST_F(InvalidObjectCli, AuditShowsTheRecordAndTheOtherCronJobActs) {
 
   const CliResult by_reason = Cli("audit --reason InvalidObject -o json" + data_);
   ASSERT_EQ(by_reason.exit_code, 0) << by_reason.out;
-  EXPECT_EQ(Json(by_reason)["items"].size(), 1u);
+  EXPECT_EQ(Json(by_reason)["items"].size(), 2u);
+
+  const CliResult job = Cli("audit --cronjob default/jobowner -o json" + data_);
+  ASSERT_EQ(job.exit_code, 0) << job.out;
+  const model::Json job_items = Json(job)["items"];
+  ASSERT_EQ(job_items.size(), 1u) << job.out;
+  EXPECT_EQ(job_items[0]["reason"], "InvalidObject");
+  EXPECT_EQ(job_items[0]["message"], "stored Job jobowner-bad: status.conditions: expected array");
+  EXPECT_EQ(job_items[0]["cronJob"]["uid"], "uid-jobowner");
 
   const CliResult good = Cli("audit --cronjob default/good --action createJob -o json" + data_);
   ASSERT_EQ(good.exit_code, 0) << good.out;
@@ -96,6 +128,10 @@ TEST_F(InvalidObjectCli, ReplayVerifyReproducesTheRecord) {
   const CliResult one = Cli("replay --verify -o json --cronjob default/poison" + data_);
   ASSERT_EQ(one.exit_code, 0) << one.out;
   EXPECT_EQ(Json(one)["items"][1]["decisions"], 1);
+  const CliResult job = Cli("replay --verify -o json --cronjob default/jobowner" + data_);
+  ASSERT_EQ(job.exit_code, 0) << job.out;
+  EXPECT_EQ(Json(job)["match"], true) << job.out;
+  EXPECT_EQ(Json(job)["items"][1]["decisions"], 1);
 }
 
 TEST_F(InvalidObjectCli, StateAnswersWithTheObjectsError) {
