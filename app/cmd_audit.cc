@@ -89,10 +89,18 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     std::fprintf(io.err, "cronledger audit: %s\n", page.status().ToString().c_str());
     return page.status().code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
   }
-  for (const model::Decision& d : page->items) {
-    items.push_back(records ? model::EncodeDecision(d) : audit::DecisionRow(d));
+  if (*format == OutputFormat::kJson) {
+    // The records' canonical bytes as they are: what PrintItems prints of their trees.
+    std::string text = "{\"items\":";
+    model::AppendCanonicalDecisionArray(page->items, &text);
+    text += "}\n";
+    std::fwrite(text.data(), 1, text.size(), io.out);
+  } else {
+    for (const model::Decision& d : page->items) {
+      items.push_back(records ? model::EncodeDecision(d) : audit::DecisionRow(d));
+    }
+    PrintItems(io.out, *format, audit::DecisionRowColumns(), items);
   }
-  PrintItems(io.out, *format, audit::DecisionRowColumns(), items);
   if (!page->continue_token.empty()) {
     std::fprintf(io.err, "more results: --continue %s\n", page->continue_token.c_str());
   }

@@ -39,14 +39,11 @@ ApiResponse Error(int status, const std::string& message) {
 // A decision page as JSON text: each decision's canonical bytes as they are, inside the page
 // object (keys in DumpJson's order: "items" before "metadata").
 std::string DecisionPageText(const DecisionPage& page) {
-  std::string out = "{\"items\":[";
-  for (size_t i = 0; i < page.items.size(); ++i) {
-    if (i > 0) out += ',';
-    model::AppendCanonicalDecisionBytes(page.items[i], &out);
-  }
+  std::string out = "{\"items\":";
+  model::AppendCanonicalDecisionArray(page.items, &out);
   model::Json metadata = {{"index", page.index}};
   if (!page.continue_token.empty()) metadata["continue"] = page.continue_token;
-  out += "],\"metadata\":";
+  out += ",\"metadata\":";
   out += model::DumpJson(metadata);
   out += '}';
   return out;

@@ -429,6 +429,15 @@ std::string CanonicalDecisionBytes(const Decision& d) {
 }
 
 // The keys of EncodeDecision in the order nlohmann's std::map holds them (byte order).
+void AppendCanonicalDecisionArray(const std::vector<Decision>& ds, std::string* out) {
+  *out += '[';
+  for (size_t i = 0; i < ds.size(); ++i) {
+    if (i > 0) *out += ',';
+    AppendCanonicalDecisionBytes(ds[i], out);
+  }
+  *out += ']';
+}
+
 void AppendCanonicalDecisionBytes(const Decision& d, std::string* s) {
   Sink sink(s);
   Sink* out = &sink;

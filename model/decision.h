@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "model/json.h"
 #include "model/result.h"
@@ -96,6 +97,9 @@ struct Decision {
 std::string CanonicalDecisionBytes(const Decision& d);
 // The same appended to `*out`.
 void AppendCanonicalDecisionBytes(const Decision& d, std::string* out);
+// A JSON array of the decisions' canonical bytes appended to `*out`: what DumpJson prints of an
+// array of their trees, without building them.
+void AppendCanonicalDecisionArray(const std::vector<Decision>& ds, std::string* out);
 // The same bytes as a tree (DumpJson of it gives them back), for output that embeds decisions.
 Json EncodeDecision(const Decision& d);
 Result<Decision> DecodeDecision(const Json& j);

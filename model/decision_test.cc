@@ -223,6 +223,19 @@ Json ReferenceAccountingTree(const AccountingState& s) {
   return j;
 }
 
+TEST(DecisionCodec, TheCanonicalArrayIsTheDumpOfTheTreesArray) {
+  Gen g(9);
+  std::vector<Decision> ds;
+  for (int n = 0; n < 4; ++n) {
+    Json trees = Json::array();
+    for (const Decision& d : ds) trees.push_back(ReferenceTree(d));
+    std::string text = "{";
+    AppendCanonicalDecisionArray(ds, &text);
+    EXPECT_EQ(text, "{" + DumpJson(trees)) << n;
+    ds.push_back(Generated(g));
+  }
+}
+
 TEST(DecisionCodec, CanonicalBytesAreTheReferenceTreeByteForByte) {
   Gen g(8);
   for (int i = 0; i < 5000; ++i) {
