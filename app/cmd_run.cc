@@ -296,6 +296,10 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   std::signal(SIGTERM, OnRunSignal);
   RunAssembly& a = **assembly;
   int exit_code = kExitOk;
+  // The outbox (docs/kafka.md), created once the controller runs; /metrics reads it through
+  // `outbox_metrics`, set once it exists (the endpoints stop before it is destroyed).
+  std::unique_ptr<RunOutbox> outbox;
+  std::atomic<const RunOutbox*> outbox_metrics{nullptr};
   std::vector<std::unique_ptr<kube::ManagerServer>> endpoints;
   if (Status s = a.StartIngest(); !s.ok()) {
     ProcessLog().Error("run", "ingest: " + s.ToString());
@@ -303,7 +307,10 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   } else {
     // controller-runtime's manager servers (docs/run.md "Metrics and probes").
     kube::ManagerServerOptions metrics;
-    metrics.metrics = [&a] { return a.RenderMetrics(); };
+    metrics.metrics = [&a, &outbox_metrics] {
+      const RunOutbox* ob = outbox_metrics.load();
+      return a.RenderMetrics() + (ob != nullptr ? ob->RenderMetrics() : std::string());
+    };
     kube::ManagerServerOptions probes;
     probes.probes = true;
     probes.readyz = a.ReadinessChecks();
@@ -324,7 +331,6 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     if (exit_code == kExitOk) a.StartActing();
   }
   // The outbox (docs/kafka.md): P.decisions, P.ledger and P.checkpoints.
-  std::unique_ptr<RunOutbox> outbox;
   if (exit_code == kExitOk && o.kafka) {
     RunOutboxOptions oo;
     oo.kafka = *o.kafka;
@@ -333,6 +339,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     oo.checkpoint_interval = o.kafka_checkpoint_interval;
     oo.warn = [](const std::string& line) { ProcessLog().Warning("run", line); };
     outbox = std::make_unique<RunOutbox>(**ledger, clocks, std::move(oo));
+    outbox_metrics.store(outbox.get());
     std::string streams;
     for (emit::EmitStream stream : o.kafka_streams) {
       streams += (streams.empty() ? "" : ", ") +

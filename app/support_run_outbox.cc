@@ -1,8 +1,6 @@
 #include "app/support_run_outbox.h"
 
 #include <algorithm>
-#include <mutex>
-#include <thread>
 #include <utility>
 
 #include "app/support_admin.h"
@@ -13,6 +11,14 @@ namespace cronledger::app {
 namespace {
 
 constexpr auto kRetryAfter = std::chrono::seconds(2);
+
+std::string_view StreamName(emit::EmitStream s) {
+  return s == emit::EmitStream::kDecisions ? "decisions" : "ledger";
+}
+
+void Metric(std::string* out, const char* name, const char* type, const char* help) {
+  *out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
 
 }  // namespace
 
@@ -49,13 +55,103 @@ RunOutbox::RunOutbox(store::Ledger& ledger, const WallClock& clock, RunOutboxOpt
     lanes_.push_back(std::move(lane));
   }
   checkpoint_topic_ = emit::TopicsForPrefix(options_.kafka.topic_prefix).checkpoints;
-  next_checkpoint_ = std::chrono::steady_clock::now() + options_.checkpoint_interval;
+  if (options_.checkpoint_interval > Duration::zero()) {
+    checkpoint_thread_ = std::thread([this] { CheckpointLoop(); });
+  }
 }
 
-RunOutbox::~RunOutbox() = default;
+RunOutbox::~RunOutbox() { StopCheckpoints(); }
+
+void RunOutbox::StopCheckpoints() {
+  {
+    const std::lock_guard<std::mutex> lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (checkpoint_thread_.joinable()) checkpoint_thread_.join();
+}
+
+void RunOutbox::CheckpointLoop() {
+  const auto interval =
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(options_.checkpoint_interval);
+  auto next = std::chrono::steady_clock::now() + interval;
+  std::unique_lock<std::mutex> lock(stop_mu_);
+  while (!stopping_) {
+    lock.unlock();
+    if (std::chrono::steady_clock::now() >= next) {
+      next = std::chrono::steady_clock::now() + interval;
+      if (auto published = PublishCheckpoint(); !published.ok()) {
+        ++checkpoints_failed_;
+        Warn("kafka checkpoint: " + published.status().ToString());
+      }
+    }
+    ServeCheckpoints(std::chrono::milliseconds(0));
+    lock.lock();
+    // Delivery reports are served every 100 ms; a stop wakes it at once.
+    stop_cv_.wait_until(
+        lock, std::min(next, std::chrono::steady_clock::now() + std::chrono::milliseconds(100)),
+        [this] { return stopping_; });
+  }
+}
 
 void RunOutbox::Warn(const std::string& message) const {
   if (options_.warn) options_.warn(message);
+}
+
+void RunOutbox::Account(Lane& lane, const emit::EmitProgress& progress) {
+  auto head = lane.emitter->Head();
+  const std::lock_guard<std::mutex> lock(stats_mu_);
+  lane.stats.acknowledged += progress.acknowledged - lane.session_acknowledged;
+  lane.session_acknowledged = progress.acknowledged;
+  lane.stats.position = progress.position;
+  if (head.ok()) lane.stats.lag = *head > progress.position ? *head - progress.position : 0;
+}
+
+std::string RunOutbox::RenderMetrics() const {
+  std::string o;
+  struct Series {
+    const char* name;
+    const char* type;
+    const char* help;
+    uint64_t LaneStats::*field;
+  };
+  const Series series[] = {
+      {"cronledger_outbox_position", "gauge",
+       "The stream's stored position: every record of the log up to this seq is acknowledged.",
+       &LaneStats::position},
+      {"cronledger_outbox_lag_records", "gauge",
+       "Records committed to the ledger that the stream has not had acknowledged yet.",
+       &LaneStats::lag},
+      {"cronledger_outbox_acknowledged_total", "counter",
+       "Records of the stream the broker acknowledged (this process).", &LaneStats::acknowledged},
+      {"cronledger_outbox_session_failures_total", "counter",
+       "Producer sessions of the stream that ended on an error (reopened after a back-off).",
+       &LaneStats::failures},
+  };
+  {
+    const std::lock_guard<std::mutex> lock(stats_mu_);
+    for (const Series& m : series) {
+      Metric(&o, m.name, m.type, m.help);
+      for (const Lane& lane : lanes_) {
+        o += std::string(m.name) + "{stream=\"" + std::string(StreamName(lane.options.stream)) +
+             "\"} " + std::to_string(lane.stats.*m.field) + "\n";
+      }
+    }
+  }
+  if (options_.checkpoint_interval > Duration::zero()) {
+    Metric(&o, "cronledger_checkpoints_acknowledged_total", "counter",
+           "Audit trail checkpoints the broker acknowledged on P.checkpoints.");
+    o += "cronledger_checkpoints_acknowledged_total " +
+         std::to_string(checkpoints_acknowledged_.load()) + "\n";
+    Metric(&o, "cronledger_checkpoints_failed_total", "counter",
+           "Audit trail checkpoints that could not be published or delivered.");
+    o += "cronledger_checkpoints_failed_total " + std::to_string(checkpoints_failed_.load()) + "\n";
+    Metric(&o, "cronledger_checkpoint_last_acknowledged_timestamp_seconds", "gauge",
+           "When the last acknowledged checkpoint was published (Unix seconds; 0: none yet).");
+    o += "cronledger_checkpoint_last_acknowledged_timestamp_seconds " +
+         std::to_string(last_checkpoint_unix_.load()) + "\n";
+  }
+  return o;
 }
 
 Status RunOutbox::OpenLane(Lane& lane) {
@@ -70,6 +166,7 @@ Status RunOutbox::OpenLane(Lane& lane) {
     return opened.status();
   }
   lane.emitter = std::move(opened).value();
+  lane.session_acknowledged = 0;
   return Status::Ok();
 }
 
@@ -85,16 +182,12 @@ void RunOutbox::Step(std::chrono::milliseconds wait) {
       Warn("kafka outbox " + lane.options.topic + ": " + step.status().ToString() + " (reopening)");
       lane.emitter.reset();
       lane.retry_at = std::chrono::steady_clock::now() + kRetryAfter;
+      const std::lock_guard<std::mutex> lock(stats_mu_);
+      ++lane.stats.failures;
+      continue;
     }
+    Account(lane, *step);
   }
-  if (options_.checkpoint_interval > Duration::zero() &&
-      std::chrono::steady_clock::now() >= next_checkpoint_) {
-    next_checkpoint_ = std::chrono::steady_clock::now() + options_.checkpoint_interval;
-    if (auto published = PublishCheckpoint(); !published.ok()) {
-      Warn("kafka checkpoint: " + published.status().ToString());
-    }
-  }
-  ServeCheckpoints(std::chrono::milliseconds(0));
   // Nothing waited (every lane is backing off, or there is none): wait here instead.
   const auto spent = std::chrono::steady_clock::now() - started;
   if (spent < wait / 2) std::this_thread::sleep_for(wait - spent);
@@ -102,6 +195,7 @@ void RunOutbox::Step(std::chrono::milliseconds wait) {
 
 Result<std::string> RunOutbox::PublishCheckpoint() {
   replay::trail::Checkpoint checkpoint;
+  const int64_t checkpoint_publish_unix = clock_.Now().unix_seconds();
   {
     const std::lock_guard<std::mutex> lock(TrailUpdateMutex());
     CL_ASSIGN_OR_RETURN(checkpoint, replay::trail::UpdateTrail(ledger_, {}, clock_.Now()));
@@ -127,6 +221,7 @@ Result<std::string> RunOutbox::PublishCheckpoint() {
     return s;
   }
   ++checkpoints_pending_;
+  published_unix_ = checkpoint_publish_unix;
   return value;
 }
 
@@ -138,6 +233,7 @@ void RunOutbox::ServeCheckpoints(std::chrono::milliseconds wait) {
     --checkpoints_pending_;
     if (r.status.ok()) {
       ++checkpoints_acknowledged_;
+      last_checkpoint_unix_.store(published_unix_);
     } else {
       ++checkpoints_failed_;
       Warn("kafka checkpoint not delivered: " + r.status.ToString());
@@ -152,6 +248,7 @@ void RunOutbox::ServeCheckpoints(std::chrono::milliseconds wait) {
 }
 
 Status RunOutbox::Finish(std::chrono::milliseconds timeout) {
+  StopCheckpoints();
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto left = [&] {
     return std::max(std::chrono::milliseconds(0),
@@ -171,7 +268,7 @@ Status RunOutbox::Finish(std::chrono::milliseconds timeout) {
     lane.emitter.reset();
   }
   if (options_.checkpoint_interval > Duration::zero()) {
-    const uint64_t failed = checkpoints_failed_;
+    const uint64_t failed = checkpoints_failed_.load();
     auto published = PublishCheckpoint();
     if (!published.ok()) {
       note(published.status().WithContext("checkpoint"));

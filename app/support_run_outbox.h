@@ -14,12 +14,20 @@
 // checkpoint, so a replica that stops cleanly and starts again neither repeats nor skips a
 // record.
 //
-// Thread safety: one thread drives it. The ledger must outlive it.
+// Thread safety: one thread drives Step() and Finish(). The periodic checkpoints run on the
+// outbox's own thread (started by the constructor when checkpoint_interval is set), so bringing
+// the trail up to date over a large store never holds up the streams. RenderMetrics() may be
+// called from any thread. The ledger must outlive it.
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "emit/kafka_config.h"
@@ -56,27 +64,43 @@ class RunOutbox {
   RunOutbox(const RunOutbox&) = delete;
   RunOutbox& operator=(const RunOutbox&) = delete;
 
-  // One round, about `wait` long: each stream produces and serves acknowledgements, and a
-  // checkpoint is published when one is due.
+  // One round, about `wait` long: each stream produces and serves acknowledgements.
   void Step(std::chrono::milliseconds wait);
-  // Publishes a checkpoint now: brings the trail up to date and produces its heads. Returns what
-  // was produced (not yet acknowledged: Step() and Finish() serve the acknowledgement).
-  Result<std::string> PublishCheckpoint();
-  // At shutdown, after the controller stopped writing: drains every stream and publishes a last
-  // checkpoint, waiting up to `timeout` in all. The first error (the rest is still tried).
+  // At shutdown, after the controller stopped writing: stops the periodic checkpoints, drains
+  // every stream and publishes a last checkpoint, waiting up to `timeout` in all. The first error
+  // (the rest is still tried).
   Status Finish(std::chrono::milliseconds timeout);
 
   // Checkpoints the broker acknowledged.
-  uint64_t checkpoints_acknowledged() const { return checkpoints_acknowledged_; }
+  uint64_t checkpoints_acknowledged() const { return checkpoints_acknowledged_.load(); }
+  // The outbox's series in the Prometheus text format 0.0.4 (docs/reference/metrics.md): per
+  // stream its stored position, its lag behind the ledger, the records acknowledged and the
+  // sessions that failed; the checkpoints acknowledged and failed and when the last one was
+  // acknowledged.
+  std::string RenderMetrics() const;
 
  private:
+  struct LaneStats {
+    uint64_t position = 0;      // stored: every record up to it is acknowledged
+    uint64_t lag = 0;           // committed records after the position
+    uint64_t acknowledged = 0;  // by this process, all sessions
+    uint64_t failures = 0;      // sessions that ended on an error
+  };
   struct Lane {
     emit::OutboxEmitterOptions options;
     std::unique_ptr<emit::OutboxEmitter> emitter;
     std::chrono::steady_clock::time_point retry_at;
+    uint64_t session_acknowledged = 0;  // what the current session had acknowledged last round
+    LaneStats stats;                    // guarded by stats_mu_
   };
   Status OpenLane(Lane& lane);
+  void Account(Lane& lane, const emit::EmitProgress& progress);
+  // Brings the trail up to date and produces its heads (acknowledged later: ServeCheckpoints).
+  Result<std::string> PublishCheckpoint();
   void ServeCheckpoints(std::chrono::milliseconds wait);
+  // The periodic checkpoints' thread, and its stop (idempotent).
+  void CheckpointLoop();
+  void StopCheckpoints();
   void Warn(const std::string& message) const;
 
   store::Ledger& ledger_;
@@ -85,10 +109,18 @@ class RunOutbox {
   std::vector<Lane> lanes_;
   std::string checkpoint_topic_;
   std::unique_ptr<emit::KafkaProducer> checkpoint_producer_;
-  std::chrono::steady_clock::time_point next_checkpoint_;
-  uint64_t checkpoints_pending_ = 0;  // produced, no delivery report yet
-  uint64_t checkpoints_acknowledged_ = 0;
-  uint64_t checkpoints_failed_ = 0;
+  // Produced, no delivery report yet. The checkpoint thread's, then (once it stopped) Finish()'s,
+  // as is the producer.
+  uint64_t checkpoints_pending_ = 0;
+  std::atomic<uint64_t> checkpoints_acknowledged_{0};
+  std::atomic<uint64_t> checkpoints_failed_{0};
+  std::atomic<int64_t> last_checkpoint_unix_{0};  // when the last acknowledged one was published
+  int64_t published_unix_ = 0;                    // when the pending ones were published
+  mutable std::mutex stats_mu_;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;  // guarded by stop_mu_
+  std::thread checkpoint_thread_;
 };
 
 }  // namespace cronledger::app

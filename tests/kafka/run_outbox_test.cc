@@ -149,12 +149,32 @@ TEST_F(RunOutboxTest, PublishesCheckpointsPeriodicallyAndSelectedStreamsOnly) {
   o.checkpoint_interval = 200ms;
   CommitDecisions(*ledger_, kCronJobs, 5, 1);
   app::RunOutbox outbox(*ledger_, app::RealClock(), o);
+  const uint64_t last_input = ledger_->Meta().value().last_input_seq;
+  const std::string caught_up =
+      "cronledger_outbox_position{stream=\"ledger\"} " + std::to_string(last_input) + "\n";
+  // The checkpoints come from the outbox's own thread, while this one steps the stream.
   ASSERT_TRUE(kafka_testing::PollUntil(
       [&] {
         outbox.Step(50ms);
-        return outbox.checkpoints_acknowledged() >= 3;
+        return outbox.checkpoints_acknowledged() >= 3 &&
+               outbox.RenderMetrics().find(caught_up) != std::string::npos;
       },
-      30s));
+      30s))
+      << outbox.RenderMetrics();
+  const std::string metrics = outbox.RenderMetrics();
+  EXPECT_NE(metrics.find("cronledger_outbox_lag_records{stream=\"ledger\"} 0\n"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("cronledger_outbox_acknowledged_total{stream=\"ledger\"} " +
+                         std::to_string(last_input) + "\n"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("cronledger_outbox_session_failures_total{stream=\"ledger\"} 0\n"),
+            std::string::npos);
+  EXPECT_EQ(metrics.find("stream=\"decisions\""), std::string::npos);  // not selected
+  EXPECT_NE(metrics.find("cronledger_checkpoints_failed_total 0\n"), std::string::npos);
+  EXPECT_EQ(metrics.find("cronledger_checkpoint_last_acknowledged_timestamp_seconds 0\n"),
+            std::string::npos)
+      << metrics;
   ASSERT_TRUE(outbox.Finish(30s).ok());
   EXPECT_GE(Topic("cronledger.checkpoints", 1).size(), 4u);
   EXPECT_EQ(Topic("cronledger.ledger").size(), ledger_->Meta().value().last_input_seq);

@@ -49,10 +49,13 @@ for mode in "${modes[@]}"; do
 done
 check "helm lint --strict with every other value set" "$HELM" lint --strict "$chart" \
   --set mode=kafka --set replicas=5 --set fullnameOverride=cl --set image.tag=0.2.0 \
-  --set kafka.topicPrefix=team-a --set ledger.storageClassName=fast --set ledger.storage=50Gi \
-  --set 'extraArgs={--workers=8}' --set api.tokenSecret=audit-token --set rbac.create=false \
+  --set kafka.topicPrefix=team-a --set kafka.checkpointInterval=1m \
+  --set ledger.storageClassName=fast --set ledger.storage=50Gi --set 'extraArgs={--workers=8}' --set api.tokenSecret=audit-token --set rbac.create=false \
   --set serviceMonitor.enabled=true --set 'serviceMonitor.labels.release=prom' \
   --set prometheusRule.enabled=true --set nameOverride=ledger
+out="$("$HELM" template cronledger "$chart" --set mode=kafka --set kafka.checkpointInterval=1m 2>&1)" || true
+check "kafka.checkpointInterval reaches the replicas' arguments" \
+  grep -q -- '- --kafka-checkpoint-interval=1m' <<<"$out"
 # Values the chart refuses, with the reason.
 if out="$("$HELM" template cronledger "$chart" --set mode=batch 2>&1)"; then
   fail "an unknown mode is accepted"
