@@ -40,9 +40,11 @@ for c in "${cmds[@]}"; do
     eval "$c" >"$work/serve.log" 2>&1 &
     serve_pid=$!
     token="$(cat "$data.token")"
+    # Up to 60 s while it runs: a sanitizer build on a loaded machine opens the store slowly.
     ok=0
-    for _ in $(seq 100); do
+    for _ in $(seq 600); do
       if curl -sf -H "Authorization: Bearer $token" "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; then ok=1; break; fi
+      kill -0 "$serve_pid" 2>/dev/null || break
       sleep 0.1
     done
     if [[ $ok == 1 ]] && curl -sf -H "Authorization: Bearer $token" \
