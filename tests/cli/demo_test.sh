@@ -37,7 +37,8 @@ for c in "${cmds[@]}"; do
   if [[ "$c" == *" serve "* ]]; then
     port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
     c="${c/127.0.0.1:8082/127.0.0.1:$port}"
-    eval "$c" >"$work/serve.log" 2>&1 &
+    # exec: the background job is serve itself, so the kill below (and cleanup) stops it.
+    eval "exec $c" >"$work/serve.log" 2>&1 &
     serve_pid=$!
     token="$(cat "$data.token")"
     # Up to 60 s while it runs: a sanitizer build on a loaded machine opens the store slowly.
