@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "controller/pass_replay.h"
 #include "controller/testing/harness.h"
+#include "controller/testing/replay_check.h"
 #include "controller/watch_events.h"
 #include "model/decision.h"
 #include "reconciler/job_builder.h"
@@ -121,15 +121,12 @@ TEST(InvalidCronJob, ThePassRecordsWhyItDoesNotActAndTheOthersGoOn) {
   EXPECT_EQ(h.controller().Stats().errors, 0u);
 
   // Replay derives every pass, the InvalidObject ones included, byte for byte.
-  auto report = ReplayPasses(h.ledger(), h.tzdb());
+  auto report = testing::ReplayLedger(h.ledger());
   ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_EQ(report->mismatches, 0u);
+  EXPECT_EQ(report->divergences, 0u) << testing::FirstProblem(*report);
   size_t replayed_invalid = 0;
-  for (const ReplayedPass& p : report->passes) {
-    EXPECT_EQ(p.mismatch, "") << p.tick_seq;
-    for (const model::Decision& d : p.replayed) {
-      if (d.reason == reconciler::kInvalidObject) ++replayed_invalid;
-    }
+  for (const model::Decision& d : report->derived) {
+    if (d.reason == reconciler::kInvalidObject) ++replayed_invalid;
   }
   EXPECT_EQ(replayed_invalid, 2 + slot_records);
 }
@@ -196,15 +193,12 @@ TEST(InvalidJob, ThePassRecordsWhyItDoesNotActUntilTheJobIsGone) {
   for (size_t i = 1; i < invalid.size(); ++i) EXPECT_TRUE(invalid[i].scheduled_time) << i;
   EXPECT_EQ(h.controller().Stats().errors, 0u);
 
-  auto report = ReplayPasses(h.ledger(), h.tzdb());
+  auto report = testing::ReplayLedger(h.ledger());
   ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_EQ(report->mismatches, 0u);
+  EXPECT_EQ(report->divergences, 0u) << testing::FirstProblem(*report);
   size_t replayed_invalid = 0;
-  for (const ReplayedPass& p : report->passes) {
-    EXPECT_EQ(p.mismatch, "") << p.tick_seq;
-    for (const model::Decision& d : p.replayed) {
-      if (d.reason == reconciler::kInvalidObject) ++replayed_invalid;
-    }
+  for (const model::Decision& d : report->derived) {
+    if (d.reason == reconciler::kInvalidObject) ++replayed_invalid;
   }
   EXPECT_EQ(replayed_invalid, invalid.size());
 }

@@ -6,9 +6,9 @@
 // brings new bytes); it writes one `skipped` record with reason InvalidObject and no scheduledTime
 // per stored version of the object that does not decode (the CronJob, else the first such Job by
 // name), and the fire times due meanwhile are accounted InvalidObject once it decodes again (the
-// blocked condition of model::AccountingState, as for InvalidSchedule). The controller and both
-// replays (controller/pass_replay.h, replay/engine.h) derive the pass from here, so replay
-// reproduces it byte for byte.
+// blocked condition of model::AccountingState, as for InvalidSchedule). The controller and the
+// replay engine (replay/engine.h) derive the pass from here, so replay reproduces it byte for
+// byte.
 
 #include <cstdint>
 #include <string>

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "controller/pass_replay.h"
 #include "controller/testing/fake_actuator.h"
+#include "controller/testing/replay_check.h"
 #include "reconciler/job_builder.h"
 #include "store/ledger.h"
 #include "store/test_util.h"
@@ -239,27 +239,21 @@ TEST(ControllerKillTest, SigkillDuringBusyMinutesLosesNoDecisionAndDuplicatesNoJ
   EXPECT_GE(terminal.size(), slots - kCronJobs);  // every settled slot has its record
   EXPECT_LE(terminal.size(), slots);
 
-  auto tzdb = model::OpenSystemTimeZoneDb({});
-  ASSERT_TRUE(tzdb.ok());
-  auto replay = ReplayPasses(**ledger, **tzdb);
+  auto replay = testing::ReplayLedger(**ledger);
   ASSERT_TRUE(replay.ok()) << replay.status().ToString();
-  EXPECT_EQ(replay->mismatches, 0u);
-  for (const auto& p : replay->passes) EXPECT_EQ(p.mismatch, "") << p.tick_seq;
-  // The kills landed inside passes: calls were made whose outcome was never recorded.
-  // Every kill inside an API call left a pass with an intent whose outcome was never recorded.
-  EXPECT_GE(replay->dangling_intents.size(), static_cast<size_t>(call_kills));
-  EXPECT_GE(replay->interrupted_ticks.size(), static_cast<size_t>(call_kills));
+  EXPECT_EQ(replay->divergences, 0u) << testing::FirstProblem(*replay);
+  // Every kill inside an API call left a pass whose PassEnd was never recorded.
+  EXPECT_GE(replay->interrupted_passes, static_cast<uint64_t>(call_kills));
 
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::printf(
-      "kill test: %d rounds, %d kills (%d inside API calls), %zu slots, %zu passes replayed, %zu "
-      "interrupted passes, %zu dangling "
-      "intents, %zu slots skipped although their Job ran, %zu slots of interrupted creates "
-      "adopted, "
-      "%.1f s\n",
-      rounds, kills, call_kills, slots, replay->passes.size(), replay->interrupted_ticks.size(),
-      replay->dangling_intents.size(), skipped_with_job, adopted_after_interruption, seconds);
+      "kill test: %d rounds, %d kills (%d inside API calls), %zu slots, %llu passes replayed, "
+      "%llu interrupted passes, %zu slots skipped although their Job ran, %zu slots of "
+      "interrupted creates adopted, %.1f s\n",
+      rounds, kills, call_kills, slots, static_cast<unsigned long long>(replay->passes_replayed),
+      static_cast<unsigned long long>(replay->interrupted_passes), skipped_with_job,
+      adopted_after_interruption, seconds);
   std::ifstream driver_log(log);
   for (std::string line; std::getline(driver_log, line);) std::printf("driver: %s\n", line.c_str());
 }
