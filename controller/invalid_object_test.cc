@@ -43,6 +43,18 @@ std::vector<model::Decision> InvalidRecords(const std::vector<model::Decision>& 
   return out;
 }
 
+// Replays the harness's ledger with the replay engine, which must reproduce every pass (the
+// InvalidObject ones included) byte for byte; the InvalidObject records it derived.
+size_t ReplayedInvalidRecords(Harness& h) {
+  auto report = testing::ReplayLedger(h.ledger());
+  if (!report.ok()) {
+    ADD_FAILURE() << report.status().ToString();
+    return 0;
+  }
+  EXPECT_EQ(report->divergences, 0u) << testing::FirstProblem(*report);
+  return InvalidRecords(report->derived).size();
+}
+
 bool Created(const std::vector<model::Decision>& all, const std::string& name, Time slot) {
   for (const model::Decision& d : all) {
     if (d.cron_job.name == name && d.action == DecisionAction::kCreateJob &&
@@ -121,13 +133,7 @@ TEST(InvalidCronJob, ThePassRecordsWhyItDoesNotActAndTheOthersGoOn) {
   EXPECT_EQ(h.controller().Stats().errors, 0u);
 
   // Replay derives every pass, the InvalidObject ones included, byte for byte.
-  auto report = testing::ReplayLedger(h.ledger());
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_EQ(report->divergences, 0u) << testing::FirstProblem(*report);
-  size_t replayed_invalid = 0;
-  for (const model::Decision& d : report->derived) {
-    if (d.reason == reconciler::kInvalidObject) ++replayed_invalid;
-  }
+  const size_t replayed_invalid = ReplayedInvalidRecords(h);
   EXPECT_EQ(replayed_invalid, 2 + slot_records);
 }
 
@@ -193,13 +199,7 @@ TEST(InvalidJob, ThePassRecordsWhyItDoesNotActUntilTheJobIsGone) {
   for (size_t i = 1; i < invalid.size(); ++i) EXPECT_TRUE(invalid[i].scheduled_time) << i;
   EXPECT_EQ(h.controller().Stats().errors, 0u);
 
-  auto report = testing::ReplayLedger(h.ledger());
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_EQ(report->divergences, 0u) << testing::FirstProblem(*report);
-  size_t replayed_invalid = 0;
-  for (const model::Decision& d : report->derived) {
-    if (d.reason == reconciler::kInvalidObject) ++replayed_invalid;
-  }
+  const size_t replayed_invalid = ReplayedInvalidRecords(h);
   EXPECT_EQ(replayed_invalid, invalid.size());
 }
 

@@ -162,60 +162,44 @@ TEST(DecoderTest, ObjectsOverTheApiServersLimitsAreRejectedWithoutParsing) {
             "over limit: object of " + std::to_string(big.size()) + " bytes, larger than 3145728");
 }
 
-TEST(DecoderTest, CronJobsTheModelCannotHoldAreRejectedWithTheField) {
+TEST(DecoderTest, ObjectsTheModelCannotHoldAreRejectedWithTheField) {
   struct Case {
-    std::string spec;
+    std::string kind;
+    std::string member;  // `"spec":...` of a CronJob, `"status":...` of a Job
     std::string reason;
   };
   const std::vector<Case> cases = {
-      {R"({"schedule":"* * * * *","startingDeadlineSeconds":1e20,"jobTemplate":{}})",
+      {"CronJob",
+       R"("spec":{"schedule":"* * * * *","startingDeadlineSeconds":1e20,"jobTemplate":{}})",
        "invalid CronJob: spec.startingDeadlineSeconds: expected integer, got number"},
-      {R"({"schedule":"* * * * *","successfulJobsHistoryLimit":18446744073709551616,"jobTemplate":{}})",
+      {"CronJob",
+       R"("spec":{"schedule":"* * * * *","successfulJobsHistoryLimit":18446744073709551616,"jobTemplate":{}})",
        "invalid CronJob: spec.successfulJobsHistoryLimit: expected integer, got number"},
-      {R"({"schedule":"* * * * *","failedJobsHistoryLimit":18446744073709551615,"jobTemplate":{}})",
+      {"CronJob",
+       R"("spec":{"schedule":"* * * * *","failedJobsHistoryLimit":18446744073709551615,"jobTemplate":{}})",
        "invalid CronJob: spec.failedJobsHistoryLimit: integer out of range"},
-      {R"("every minute")", "invalid CronJob: spec: expected object"},
-      {R"({"schedule":5,"jobTemplate":{}})", "invalid CronJob: spec.schedule: expected string"},
-  };
-  WatchDecoder decoder;
-  for (const Case& c : cases) {
-    const std::string cj =
-        R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"c","namespace":"n","uid":"u"},"spec":)" +
-        c.spec + "}";
-    auto out = decoder.DecodeCopy(testing::WatchLine("MODIFIED", cj));
-    EXPECT_TRUE(out.events.empty()) << c.spec;
-    ASSERT_EQ(out.rejections.size(), 1u) << c.spec;
-    EXPECT_EQ(out.rejections[0].reason.substr(0, c.reason.size()), c.reason) << c.spec;
-    // Its deletion still applies: the view must not keep a CronJob the cluster deleted.
-    auto deleted = decoder.DecodeCopy(testing::WatchLine("DELETED", cj));
-    EXPECT_TRUE(deleted.rejections.empty()) << c.spec;
-    EXPECT_EQ(deleted.events.size(), 1u) << c.spec;
-  }
-}
-
-TEST(DecoderTest, JobsTheModelCannotHoldAreRejectedWithTheField) {
-  struct Case {
-    std::string status;
-    std::string reason;
-  };
-  const std::vector<Case> cases = {
-      {R"({"conditions":"Complete"})", "invalid Job: status.conditions: expected array"},
-      {R"({"conditions":[{"type":1,"status":"True"}]})",
+      {"CronJob", R"("spec":"every minute")", "invalid CronJob: spec: expected object"},
+      {"CronJob", R"("spec":{"schedule":5,"jobTemplate":{}})",
+       "invalid CronJob: spec.schedule: expected string"},
+      {"Job", R"("status":{"conditions":"Complete"})",
+       "invalid Job: status.conditions: expected array"},
+      {"Job", R"("status":{"conditions":[{"type":1,"status":"True"}]})",
        "invalid Job: status.conditions[0].type: expected string"},
-      {R"("done")", "invalid Job: status: expected object"},
+      {"Job", R"("status":"done")", "invalid Job: status: expected object"},
   };
   WatchDecoder decoder;
   for (const Case& c : cases) {
-    const std::string job =
-        R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"n","uid":"u"},"status":)" +
-        c.status + "}";
-    auto out = decoder.DecodeCopy(testing::WatchLine("MODIFIED", job));
-    EXPECT_TRUE(out.events.empty()) << c.status;
-    ASSERT_EQ(out.rejections.size(), 1u) << c.status;
-    EXPECT_EQ(out.rejections[0].reason.substr(0, c.reason.size()), c.reason) << c.status;
-    auto deleted = decoder.DecodeCopy(testing::WatchLine("DELETED", job));
-    EXPECT_TRUE(deleted.rejections.empty()) << c.status;
-    EXPECT_EQ(deleted.events.size(), 1u) << c.status;
+    const std::string object = R"({"apiVersion":"batch/v1","kind":")" + c.kind +
+                               R"(","metadata":{"name":"c","namespace":"n","uid":"u"},)" +
+                               c.member + "}";
+    auto out = decoder.DecodeCopy(testing::WatchLine("MODIFIED", object));
+    EXPECT_TRUE(out.events.empty()) << c.member;
+    ASSERT_EQ(out.rejections.size(), 1u) << c.member;
+    EXPECT_EQ(out.rejections[0].reason.substr(0, c.reason.size()), c.reason) << c.member;
+    // Its deletion still applies: the view must not keep an object the cluster deleted.
+    auto deleted = decoder.DecodeCopy(testing::WatchLine("DELETED", object));
+    EXPECT_TRUE(deleted.rejections.empty()) << c.member;
+    EXPECT_EQ(deleted.events.size(), 1u) << c.member;
   }
 }
 
