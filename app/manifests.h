@@ -25,6 +25,9 @@ struct ManifestLoadResult {
 // Fails on unreadable paths, YAML/JSON syntax errors and CronJobs that do not decode (the error
 // names the file and document). Non-CronJob documents go to `skipped`.
 Result<ManifestLoadResult> LoadManifests(const std::vector<std::string>& paths);
+// The same for one file's contents already read: `name` decides JSON (".json") or YAML and names
+// the file in messages. Appends to `*out`.
+Status LoadManifestText(const std::string& name, const std::string& text, ManifestLoadResult* out);
 
 // Where `plan` and `simulate` start by default: the newest creationTimestamp among the CronJobs,
 // so manifests exported from a cluster give the same answer on every run; `now` when none has

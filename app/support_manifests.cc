@@ -99,20 +99,7 @@ Status AddDocument(const Json& doc, const std::string& source, ManifestLoadResul
 
 Status LoadFile(const fs::path& path, ManifestLoadResult* out) {
   CL_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  std::vector<Json> docs;
-  if (path.extension() == ".json") {
-    auto j = model::ParseJson(text);
-    if (!j.ok()) return j.status().WithContext(path.string());
-    docs.push_back(std::move(j).value());
-  } else {
-    auto parsed = YamlDocumentsToJson(text);
-    if (!parsed.ok()) return parsed.status().WithContext(path.string());
-    docs = std::move(parsed).value();
-  }
-  for (size_t i = 0; i < docs.size(); ++i) {
-    CL_RETURN_IF_ERROR(AddDocument(docs[i], path.string() + ":" + std::to_string(i), out));
-  }
-  return Status::Ok();
+  return LoadManifestText(path.string(), text, out);
 }
 
 bool IsManifestFile(const fs::path& p) {
@@ -130,6 +117,23 @@ Result<std::vector<Json>> YamlDocumentsToJson(const std::string& text) {
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(std::string("YAML: ") + e.what());
   }
+}
+
+Status LoadManifestText(const std::string& name, const std::string& text, ManifestLoadResult* out) {
+  std::vector<Json> docs;
+  if (fs::path(name).extension() == ".json") {
+    auto j = model::ParseJson(text);
+    if (!j.ok()) return j.status().WithContext(name);
+    docs.push_back(std::move(j).value());
+  } else {
+    auto parsed = YamlDocumentsToJson(text);
+    if (!parsed.ok()) return parsed.status().WithContext(name);
+    docs = std::move(parsed).value();
+  }
+  for (size_t i = 0; i < docs.size(); ++i) {
+    CL_RETURN_IF_ERROR(AddDocument(docs[i], name + ":" + std::to_string(i), out));
+  }
+  return Status::Ok();
 }
 
 Result<ManifestLoadResult> LoadManifests(const std::vector<std::string>& paths) {

@@ -5,6 +5,10 @@
 #     TARGETS  `all` (default) or a comma-separated list, e.g. fuzz_parse_standard,fuzz_schedule_next
 #     SECONDS  total time budget, split evenly across TARGETS (default 600)
 #
+# Mutated inputs are at most FUZZ_MAX_LEN bytes (default 4096): without a bound libFuzzer takes the
+# largest seed's length (the 40 KB deep-nesting seeds), and every mutation of every input costs
+# ten times more. Longer seeds are loaded truncated to the bound; the unit tests and
+# fuzz/regressions/ cover the depth limits at full size.
 # Exits non-zero if any target crashes, hangs (-timeout, default 10 s per input; env FUZZ_TIMEOUT),
 # runs out of memory, trips a sanitizer or an invariant, or if a saved reproducer under
 # fuzz/regressions/<target>/ still fails. Crash inputs land in fuzz/corpus-run/artifacts/<target>/
@@ -77,6 +81,7 @@ for t in "${targets[@]}"; do
   rc=0
   # shellcheck disable=SC2046
   "$bin" -max_total_time="$per" -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
+    -max_len="${FUZZ_MAX_LEN:-4096}" \
     -print_final_stats=1 -artifact_prefix="$artifacts/" $(dict_for "$t") \
     "$work" "$root/fuzz/corpus/$t" >"$build/fuzz-logs/$t.log" 2>&1 || rc=$?
   grep -E '^(#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|stat::peak_rss_mb)' \
