@@ -49,9 +49,9 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     }
     answer = RunLedgerMaintenance(**ledger, request, Time());
   }
-  if (!(*answer).value("ok", false)) {
+  if (!model::BoolOr(*answer, "ok")) {
     std::fprintf(io.err, "cronledger backup: %s\n",
-                 (*answer).value("error", std::string("failed")).c_str());
+                 model::StringOr(*answer, "error", "failed").c_str());
     return kExitFailure;
   }
   if (by_holder) {
@@ -61,8 +61,8 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   std::fprintf(io.out,
                "backup written to %s (inputs through seq %llu, decisions through seq %llu)\n",
                flags.Get("to")->c_str(),
-               static_cast<unsigned long long>((*answer).value("lastInputSeq", uint64_t{0})),
-               static_cast<unsigned long long>((*answer).value("lastDecisionSeq", uint64_t{0})));
+               static_cast<unsigned long long>(model::UintOr(*answer, "lastInputSeq")),
+               static_cast<unsigned long long>(model::UintOr(*answer, "lastDecisionSeq")));
   return kExitOk;
 }
 

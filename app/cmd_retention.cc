@@ -83,9 +83,9 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     }
     answer = RunLedgerMaintenance(**ledger, request, RealClock().Now());
   }
-  if (!(*answer).value("ok", false) || !(*answer).contains("item")) {
+  if (!model::BoolOr(*answer, "ok") || !(*answer).contains("item")) {
     std::fprintf(io.err, "cronledger retention: %s\n",
-                 (*answer).value("error", std::string("failed")).c_str());
+                 model::StringOr(*answer, "error", "failed").c_str());
     return kExitFailure;
   }
   PrintItems(io.out, *format, {"rawPruned", "inputsPruned", "pinned", "unchained", "dryRun"},

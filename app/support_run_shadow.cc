@@ -32,7 +32,7 @@ std::string OwnerName(const Json& job) {
   const Json& m = job["metadata"];
   if (!m.contains("ownerReferences") || !m["ownerReferences"].is_array()) return "";
   for (const Json& ref : m["ownerReferences"]) {
-    if (ref.value("controller", false) && ref.contains("name") && ref["name"].is_string()) {
+    if (model::BoolOr(ref, "controller") && ref.contains("name") && ref["name"].is_string()) {
       return ref["name"].get<std::string>();
     }
   }
@@ -49,9 +49,9 @@ bool ControlledByBatchCronJob(const Json& job) {
   }
   if (refs == nullptr || !refs->is_array()) return false;
   for (const Json& ref : *refs) {
-    if (!ref.is_object() || !ref.value("controller", false)) continue;
-    const std::string api = ref.value("apiVersion", std::string());
-    return ref.value("kind", std::string()) == "CronJob" && api.rfind("batch/", 0) == 0;
+    if (!ref.is_object() || !model::BoolOr(ref, "controller")) continue;
+    const std::string api = model::StringOr(ref, "apiVersion");
+    return model::StringOr(ref, "kind") == "CronJob" && api.rfind("batch/", 0) == 0;
   }
   return false;
 }

@@ -44,6 +44,38 @@ std::string DumpJson(const Json& j) {
   return j.dump(-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
 }
 
+std::string StringOr(const Json& obj, std::string_view key, std::string fallback) {
+  const Json* v = Find(obj, key);
+  return v != nullptr && v->is_string() ? v->get<std::string>() : fallback;
+}
+
+uint64_t UintOr(const Json& obj, std::string_view key, uint64_t fallback) {
+  const Json* v = Find(obj, key);
+  return v != nullptr && v->is_number_unsigned() ? v->get<uint64_t>() : fallback;
+}
+
+int64_t IntOr(const Json& obj, std::string_view key, int64_t fallback) {
+  const Json* v = Find(obj, key);
+  if (v == nullptr) return fallback;
+  if (v->is_number_unsigned()) {
+    const uint64_t u = v->get<uint64_t>();
+    return u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ? static_cast<int64_t>(u)
+                                                                           : fallback;
+  }
+  return v->is_number_integer() ? v->get<int64_t>() : fallback;
+}
+
+bool BoolOr(const Json& obj, std::string_view key, bool fallback) {
+  const Json* v = Find(obj, key);
+  return v != nullptr && v->is_boolean() ? v->get<bool>() : fallback;
+}
+
+Json MemberOr(const Json& obj, std::string_view key, Json fallback) {
+  if (!obj.is_object()) return fallback;
+  auto it = obj.find(key);
+  return it == obj.end() ? fallback : *it;
+}
+
 Result<std::optional<std::string>> OptString(const Json& obj, std::string_view key,
                                              std::string_view path) {
   const Json* v = Find(obj, key);

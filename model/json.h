@@ -34,6 +34,17 @@ Result<std::map<std::string, std::string>> StringMap(const Json& obj, std::strin
 // The object at obj[key], or an empty object when absent/null; InvalidArgument if not an object.
 Result<Json> OptObject(const Json& obj, std::string_view key, std::string_view path);
 
+// Members of documents a later check validates anyway (bundles, checkpoints, answers of
+// cronledger's own admin socket): obj[key] when `obj` is an object holding it with the wanted type,
+// else `fallback` (absent, null, another type, or `obj` not an object). Never throws, where
+// nlohmann's value() throws on a wrong type and on a non-object.
+std::string StringOr(const Json& obj, std::string_view key, std::string fallback = "");
+uint64_t UintOr(const Json& obj, std::string_view key, uint64_t fallback = 0);
+int64_t IntOr(const Json& obj, std::string_view key, int64_t fallback = 0);
+bool BoolOr(const Json& obj, std::string_view key, bool fallback = false);
+// obj[key] of any type, or `fallback` when absent or `obj` is not an object.
+Json MemberOr(const Json& obj, std::string_view key, Json fallback = Json());
+
 // Writers that follow Go's `omitempty`: absent optionals and empty maps erase the key.
 void PutOptString(Json* obj, std::string_view key, const std::optional<std::string>& v);
 void PutString(Json* obj, std::string_view key, const std::string& v);  // erased when empty

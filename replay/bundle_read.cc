@@ -19,25 +19,25 @@ Result<std::optional<Time>> OptionalTime(const model::Json& j) {
 }
 
 Result<BundleHeader> ParseHeader(const model::Json& j) {
-  if (!j.is_object() || j.value("bundle", "") != "cronledger") {
+  if (!j.is_object() || model::StringOr(j, "bundle") != "cronledger") {
     return Status::Corruption("not a cronledger bundle");
   }
   BundleHeader h;
-  h.version = j.value("version", 0);
+  h.version = static_cast<int>(model::IntOr(j, "version"));
   if (h.version != kBundleVersion) {
     return Status::FailedPrecondition("bundle version " + std::to_string(h.version) +
                                       " is not supported (this build reads version " +
                                       std::to_string(kBundleVersion) + ")");
   }
-  h.record_format = j.value("recordFormat", 0);
-  h.schema_version = j.value("schemaVersion", 0);
-  h.tzdata = j.value("tzdata", "");
-  h.inputs = j.value("inputs", uint64_t{0});
-  h.decisions = j.value("decisions", uint64_t{0});
-  const model::Json scope = j.value("scope", model::Json::object());
-  CL_ASSIGN_OR_RETURN(h.scope.since, OptionalTime(scope.value("since", model::Json())));
-  CL_ASSIGN_OR_RETURN(h.scope.until, OptionalTime(scope.value("until", model::Json())));
-  const model::Json cj = scope.value("cronJob", model::Json());
+  h.record_format = static_cast<int>(model::IntOr(j, "recordFormat"));
+  h.schema_version = static_cast<int>(model::IntOr(j, "schemaVersion"));
+  h.tzdata = model::StringOr(j, "tzdata");
+  h.inputs = model::UintOr(j, "inputs");
+  h.decisions = model::UintOr(j, "decisions");
+  const model::Json scope = model::MemberOr(j, "scope", model::Json::object());
+  CL_ASSIGN_OR_RETURN(h.scope.since, OptionalTime(model::MemberOr(scope, "since")));
+  CL_ASSIGN_OR_RETURN(h.scope.until, OptionalTime(model::MemberOr(scope, "until")));
+  const model::Json cj = model::MemberOr(scope, "cronJob");
   if (cj.is_string()) h.scope.cron_job = cj.get<std::string>();
   return h;
 }
@@ -52,9 +52,9 @@ Status ParseRecordLine(const model::Json& j, std::vector<store::LogRecord>* inpu
   CL_ASSIGN_OR_RETURN(std::string bytes, Base64Decode(j["record"].get<std::string>()));
   if (j.contains("input")) {
     store::LogRecord rec;
-    rec.seq = j.value("input", uint64_t{0});
-    CL_ASSIGN_OR_RETURN(rec.recorded_at, ParseRfc3339(j.value("recordedAt", "")));
-    rec.raw_pruned = j.value("rawPruned", false);
+    rec.seq = model::UintOr(j, "input");
+    CL_ASSIGN_OR_RETURN(rec.recorded_at, ParseRfc3339(model::StringOr(j, "recordedAt")));
+    rec.raw_pruned = model::BoolOr(j, "rawPruned");
     CL_ASSIGN_OR_RETURN(rec.input, model::DecodeInput(bytes));
     if (!inputs->empty() && inputs->back().seq >= rec.seq) {
       return Status::Corruption("input seqs must increase");
@@ -62,7 +62,7 @@ Status ParseRecordLine(const model::Json& j, std::vector<store::LogRecord>* inpu
     inputs->push_back(std::move(rec));
   } else if (j.contains("decision")) {
     CL_ASSIGN_OR_RETURN(model::Decision d, model::DecodeDecisionRecord(bytes));
-    d.seq = j.value("decision", uint64_t{0});
+    d.seq = model::UintOr(j, "decision");
     decisions->push_back(std::move(d));
   } else {
     return Status::Corruption("want an input or decision record");

@@ -100,5 +100,31 @@ TEST(Bundle, DetectsTamperingTruncationAndOtherVersions) {
   EXPECT_TRUE(ReadBundle("{\"hello\":1}\n").status().IsCorruption());
 }
 
+// Members of the wrong type are errors of the bundle, never an exception out of the reader.
+TEST(Bundle, MembersOfTheWrongTypeAreErrorsNotExceptions) {
+  MemorySource src = Sample();
+  const std::string text = *ExportBundle(src, ReplayScope{}, BundleHeader{});
+  const std::string header = text.substr(0, text.find('\n'));
+  const std::vector<std::pair<std::string, std::string>> edits = {
+      {"\"bundle\":\"cronledger\"", "\"bundle\":5"},
+      {"\"version\":1", "\"version\":\"1\""},
+      {"\"inputs\":", "\"inputs\":\"x\",\"was\":"},
+      {"\"tzdata\":", "\"tzdata\":[],\"was\":"},
+  };
+  for (const auto& [from, to] : edits) {
+    std::string bad = text;
+    const size_t at = bad.find(from);
+    ASSERT_NE(at, std::string::npos) << from << " in " << header;
+    bad.replace(at, from.size(), to);
+    auto read = ReadBundle(bad);
+    EXPECT_FALSE(read.ok()) << to;
+    EXPECT_FALSE(read.status().message().empty()) << to;
+  }
+  for (const char* line : {"[1,2]\n", "{\"bundle\":\"cronledger\",\"scope\":7}\n",
+                           "{\"bundle\":{\"a\":1},\"version\":true}\n"}) {
+    EXPECT_FALSE(ReadBundle(line).ok()) << line;
+  }
+}
+
 }  // namespace
 }  // namespace cronledger::replay

@@ -154,8 +154,8 @@ Result<uint64_t> U64Field(const model::Json& j, const char* name) {
 }
 
 Result<ChainHead> ParseChain(const model::Json& j) {
-  if (!j.is_object() || !j.value("source", model::Json()).is_string() ||
-      !j.value("log", model::Json()).is_string()) {
+  if (!j.is_object() || !model::MemberOr(j, "source").is_string() ||
+      !model::MemberOr(j, "log").is_string()) {
     return Status::InvalidArgument("want an object with \"source\" and \"log\"");
   }
   ChainHead c;
@@ -170,7 +170,7 @@ Result<ChainHead> ParseChain(const model::Json& j) {
   CL_ASSIGN_OR_RETURN(c.head, HashField(j, "head"));
   CL_ASSIGN_OR_RETURN(c.mark_every, U64Field(j, "markEvery"));
   if (c.mark_every == 0) return Status::InvalidArgument("\"markEvery\" must be positive");
-  const model::Json marks = j.value("marks", model::Json::array());
+  const model::Json marks = model::MemberOr(j, "marks", model::Json::array());
   if (!marks.is_array() || marks.size() != c.records / c.mark_every) {
     return Status::InvalidArgument("want records/markEvery \"marks\"");
   }

@@ -127,8 +127,8 @@ Result<TrailItem> InputItem(const model::Json& j, uint64_t seq) {
   TrailItem item;
   item.seq = seq;
   CL_ASSIGN_OR_RETURN(item.claimed, Claimed(j, false));
-  CL_ASSIGN_OR_RETURN(std::string bytes, Base64Decode(j.value("record", "")));
-  CL_ASSIGN_OR_RETURN(Time recorded_at, ParseRfc3339(j.value("recordedAt", "")));
+  CL_ASSIGN_OR_RETURN(std::string bytes, Base64Decode(model::StringOr(j, "record")));
+  CL_ASSIGN_OR_RETURN(Time recorded_at, ParseRfc3339(model::StringOr(j, "recordedAt")));
   CL_ASSIGN_OR_RETURN(model::Input in, model::DecodeInput(bytes));
   RawKind kind = RawKind::kNone;
   Hash digest{};
@@ -156,7 +156,7 @@ Result<TrailItem> DecisionItem(const model::Json& j, uint64_t seq) {
   TrailItem item;
   item.seq = seq;
   CL_ASSIGN_OR_RETURN(item.claimed, Claimed(j, false));
-  CL_ASSIGN_OR_RETURN(std::string bytes, Base64Decode(j.value("record", "")));
+  CL_ASSIGN_OR_RETURN(std::string bytes, Base64Decode(model::StringOr(j, "record")));
   item.recomputed = DecisionLeaf(seq, bytes);
   item.leaf_at = [bytes](uint64_t at) { return DecisionLeaf(at, bytes); };
   item.name = RecordName(st::kDecisionsLog, seq, bytes);
@@ -178,7 +178,7 @@ Status AddLine(const model::Json& j, BundleChains* chains) {
     log = st::kDecisionsLog;
     item = DecisionItem(j, j["decision"].get<uint64_t>());
   } else if (j.contains("removed") && j["removed"].is_number_unsigned()) {
-    log = j.value("log", "");
+    log = model::StringOr(j, "log");
     TrailItem removed;
     removed.seq = j["removed"].get<uint64_t>();
     auto claimed = Claimed(j, true);
@@ -210,12 +210,12 @@ Result<TrailVerdict> VerifyBundleLines(std::string_view text, const Checkpoint& 
       return Status::Corruption("bundle line " + std::to_string(line_no) + ": not a JSON object");
     }
     if (line_no == 1) {
-      const model::Json trail = j->value("trail", model::Json());
-      if (j->value("bundle", "") != "cronledger" || !trail.is_object()) {
+      const model::Json trail = model::MemberOr(*j, "trail");
+      if (model::StringOr(*j, "bundle") != "cronledger" || !trail.is_object()) {
         return Status::Corruption(
             "not a trail bundle (write one with `cronledger export --trail`)");
       }
-      source = trail.value("source", "");
+      source = model::StringOr(trail, "source");
       for (const ChainHead& c : checkpoint.chains) {
         if (c.source != source) {
           return Status::NotFound("the bundle holds no records of source \"" + c.source + "\"");
