@@ -125,6 +125,21 @@ TEST(Manifests, ObjectsLargerThanTheApiServerAcceptsAreRefused) {
       << loaded.status().message().substr(0, 200);
 }
 
+// Found by the fuzz smoke run: `kind:` with no value used to throw out of the loader.
+TEST(Manifests, AKindThatIsNotAStringIsSkippedNotAnException) {
+  ManifestLoadResult out;
+  const Status s = LoadManifestText("m.yaml",
+                                    "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: a\n"
+                                    "spec:\n  schedule: '* * * * *'\n  jobTemplate: {}\n"
+                                    "---\nkind:\n---\nkind: 5\n---\nkind: [CronJob]\n",
+                                    &out);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_EQ(out.cron_jobs.size(), 1u);
+  EXPECT_EQ(out.skipped, (std::vector<std::string>{"m.yaml:1: kind \"\" is not a CronJob",
+                                                   "m.yaml:2: kind is not a string",
+                                                   "m.yaml:3: kind is not a string"}));
+}
+
 TEST(Manifests, MissingPathIsNotFound) {
   auto loaded = LoadManifests({"/nonexistent/cronledger/manifests"});
   ASSERT_FALSE(loaded.ok());

@@ -74,7 +74,16 @@ Status AddDocument(const Json& doc, const std::string& source, ManifestLoadResul
     out->skipped.push_back(source + ": not an object");
     return Status::Ok();
   }
-  const std::string kind = doc.value("kind", "");
+  // `kind` as kubectl reads it; one that is not a string (`kind:` with no value, a number) names
+  // no kind.
+  const auto kind_member = doc.find("kind");
+  if (kind_member != doc.end() && !kind_member->is_string() && !kind_member->is_null()) {
+    out->skipped.push_back(source + ": kind is not a string");
+    return Status::Ok();
+  }
+  const std::string kind = kind_member != doc.end() && kind_member->is_string()
+                               ? kind_member->get<std::string>()
+                               : std::string();
   if (kind == "List" && doc.contains("items") && doc["items"].is_array()) {
     for (size_t i = 0; i < doc["items"].size(); ++i) {
       CL_RETURN_IF_ERROR(
