@@ -74,6 +74,12 @@ Status KafkaProducer::Produce(const ProducerRecord& record) {
                         static_cast<ssize_t>(value.size()));
   }
   const std::string topic(record.topic);
+  // librdkafka's RD_KAFKA_V_* macros type-check their arguments with GNU statement expressions,
+  // which clang's -Wpedantic reports (-Wgnu-statement-expression; g++ accepts them silently).
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wgnu-statement-expression"
+#endif
   const rd_kafka_resp_err_t err = rd_kafka_producev(
       impl_->rk, RD_KAFKA_V_TOPIC(topic.c_str()),
       RD_KAFKA_V_KEY(const_cast<char*>(record.key.data()), record.key.size()),
@@ -81,6 +87,9 @@ Status KafkaProducer::Produce(const ProducerRecord& record) {
       RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(headers),
       RD_KAFKA_V_OPAQUE(reinterpret_cast<void*>(static_cast<uintptr_t>(record.token))),
       RD_KAFKA_V_END);
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
   if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return Status::Ok();  // headers now owned by librdkafka
   rd_kafka_headers_destroy(headers);
   const std::string what = std::string("kafka produce: ") + rd_kafka_err2str(err);
