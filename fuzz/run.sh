@@ -16,7 +16,7 @@
 # read-only inputs; new corpus entries accumulate in fuzz/corpus-run/<target>/ across runs.
 # Installs nothing beyond scripts/install-deps.sh --test (clang-14, libclang-rt-14-dev).
 #
-# FUZZ_SMOKE=1: the short run of scripts/test.sh --all. Nothing is written to fuzz/corpus-run/: the
+# FUZZ_SMOKE=1: the short run of scripts/test.sh --fuzz. Nothing is written to fuzz/corpus-run/: the
 # working corpus is a fresh directory under the build directory, so every run starts from the
 # committed corpus alone.
 set -euo pipefail

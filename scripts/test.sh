@@ -5,12 +5,14 @@
 #   scripts/test.sh --release    the image's Release build (scripts/build-release.sh, which
 #                                deploy/Dockerfile runs too) and its --help smoke run
 #   scripts/test.sh --e2e        the end-to-end tier alone (tests/e2e/run.sh) on build-test/
-#   scripts/test.sh --fuzz       the fuzz smoke run: the libFuzzer targets built with clang-14 +
-#                                ASan + UBSan (build-fuzz/, only the fuzz targets and what they
-#                                link), each replaying its committed corpus and fuzzing for
-#                                FUZZ_SMOKE_SECONDS / targets (default 160 s in total; fuzz/run.sh)
+#   scripts/test.sh --fuzz       a short coverage-guided run: the libFuzzer targets built with
+#                                clang-14 + ASan + UBSan (build-fuzz/, only the fuzz targets and
+#                                what they link), each replaying its committed corpus and fuzzing
+#                                for FUZZ_SMOKE_SECONDS / targets (default 160 s in total; fuzz/run.sh)
 #   scripts/test.sh --all        all of them but --fuzz (what CI runs: a cold clang build of the
-#                                fuzz targets does not fit CI's time budget)
+#                                fuzz targets does not fit CI's time budget; the sanitizer phase
+#                                runs every fuzz target's corpus and fixed-seed mutations of it as
+#                                the ctests FuzzSmoke.*, docs/fuzzing.md "The smoke run")
 # The end-to-end tier runs cronledger against a real kube-apiserver, etcd, kube-controller-manager
 # and Apache Kafka broker built from their upstream sources (docs/e2e.md); it runs once, in the
 # normal phase. Under --all it runs in the background beside the Release and sanitizer builds:
