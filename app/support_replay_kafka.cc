@@ -8,6 +8,7 @@
 #include <string_view>
 #include <variant>
 
+#include "app/support_stream_records.h"
 #include "emit/kafka_topic_reader.h"
 #include "emit/ledger_record.h"
 #include "model/decision.h"
@@ -15,16 +16,6 @@
 
 namespace cronledger::app::replay_cli {
 namespace {
-
-// One message of a topic with the headers the streams carry.
-struct StreamMessage {
-  int32_t partition = 0;
-  int64_t offset = 0;
-  std::string_view value;
-  std::optional<std::string_view> schema;  // cronledger-schema
-  std::optional<std::string_view> seq;     // cronledger-seq
-  std::string source;                      // cronledger-source ("" when absent)
-};
 
 // Every partition of `topic` from its low watermark to the high watermark captured now, each in
 // offset order (partitions interleaved), with the stream headers picked out.
@@ -41,58 +32,12 @@ Status ReadBounded(const KafkaHistoryOptions& options, const std::string& topic,
   reader.properties = options.properties;
   reader.timeout = options.timeout;
   reader.log = options.log;
-  return emit::ReadTopicToEnd(reader, topic, [&](const emit::TopicMessage& m) -> Status {
-    StreamMessage msg;
-    msg.partition = m.partition;
-    msg.offset = m.offset;
-    msg.value = m.value;
-    msg.schema = m.Header(emit::kSchemaHeader);
-    msg.seq = m.Header(emit::kSeqHeader);
-    msg.source = std::string(m.Header(emit::kSourceHeader).value_or(std::string_view()));
-    return fn(msg);
-  });
-}
-
-std::string Where(const std::string& topic, const StreamMessage& m) {
-  return topic + "/" + std::to_string(m.partition) + "/" + std::to_string(m.offset);
-}
-
-// Checks the schema header and the seq header against the payload's seq; returns the payload.
-Result<model::Json> Payload(const std::string& topic, const StreamMessage& m,
-                            std::string_view schema) {
-  if (!m.schema || *m.schema != schema) {
-    return Status::Corruption(Where(topic, m) + ": cronledger-schema is not " +
-                              std::string(schema));
-  }
-  auto j = model::ParseJson(m.value);
-  if (!j.ok() || !j->is_object()) return Status::Corruption(Where(topic, m) + ": not JSON");
-  auto seq = j->find("seq");
-  if (seq == j->end() || !seq->is_number_unsigned() || seq->get<uint64_t>() == 0) {
-    return Status::Corruption(Where(topic, m) + ": no seq");
-  }
-  if (m.seq && *m.seq != std::to_string(seq->get<uint64_t>())) {
-    return Status::Corruption(Where(topic, m) + ": cronledger-seq header " + std::string(*m.seq) +
-                              " differs from the record's seq");
-  }
-  return std::move(*j);
+  return emit::ReadTopicToEnd(
+      reader, topic, [&](const emit::TopicMessage& m) -> Status { return fn(StreamMessageOf(m)); });
 }
 
 bool IsPruned(const store::LogRecord& r) { return r.raw_pruned; }
 bool IsPruned(const model::Decision&) { return false; }
-
-bool SameRecord(const store::LogRecord& a, const store::LogRecord& b) {
-  if (a.seq != b.seq || !(a.recorded_at == b.recorded_at)) return false;
-  if (a.raw_pruned == b.raw_pruned) return a.input == b.input;
-  // One copy was emitted before retention removed the raw bytes, the other after.
-  const auto* wa = std::get_if<model::WatchEvent>(&a.input);
-  const auto* wb = std::get_if<model::WatchEvent>(&b.input);
-  if (wa == nullptr || wb == nullptr) return false;
-  model::WatchEvent x = *wa, y = *wb;
-  x.raw.clear();
-  y.raw.clear();
-  return x == y;
-}
-bool SameRecord(const model::Decision& a, const model::Decision& b) { return a == b; }
 
 // One topic's records per source, each source's by seq.
 template <typename Record>
@@ -109,18 +54,18 @@ Result<TopicRecords<Record>> ReadStream(const KafkaHistoryOptions& options,
   out.report.topic = topic;
   Status status = ReadBounded(options, topic, [&](const StreamMessage& m) -> Status {
     ++out.report.messages;
-    CL_ASSIGN_OR_RETURN(model::Json j, Payload(topic, m, schema));
+    CL_ASSIGN_OR_RETURN(model::Json j, StreamPayload(topic, m, schema));
     auto decoded = decode(j);
     if (!decoded.ok()) {
-      return Status::Corruption(Where(topic, m) + ": " + decoded.status().message());
+      return Status::Corruption(StreamWhere(topic, m) + ": " + decoded.status().message());
     }
     auto& records = out.by_source[m.source];
     const uint64_t seq = decoded->seq;
     auto [it, inserted] = records.try_emplace(seq, std::move(*decoded));
     if (inserted) return Status::Ok();
     Record& kept = it->second;
-    if (!SameRecord(kept, *decoded)) {
-      return Status::Corruption(Where(topic, m) + ": seq " + std::to_string(seq) +
+    if (!SameStreamRecord(kept, *decoded)) {
+      return Status::Corruption(StreamWhere(topic, m) + ": seq " + std::to_string(seq) +
                                 " is on the topic twice with different records (two ledgers "
                                 "without distinct cronledger-source?)");
     }

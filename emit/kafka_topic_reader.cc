@@ -52,6 +52,12 @@ Result<int> PartitionCount(rd_kafka_t* rk, const std::string& topic, int timeout
 
 Status ReadTopicToEnd(const TopicReaderOptions& options, const std::string& topic,
                       const std::function<Status(const TopicMessage&)>& fn) {
+  return ReadTopicRange(options, topic, {}, fn).status();
+}
+
+Result<PartitionOffsets> ReadTopicRange(const TopicReaderOptions& options, const std::string& topic,
+                                        const PartitionOffsets& from,
+                                        const std::function<Status(const TopicMessage&)>& fn) {
   if (options.brokers.empty()) return Status::InvalidArgument("kafka brokers are required");
   const auto deadline = std::chrono::steady_clock::now() + options.timeout;
   internal::ClientContext ctx;
@@ -71,7 +77,8 @@ Status ReadTopicToEnd(const TopicReaderOptions& options, const std::string& topi
   rd_kafka_poll_set_consumer(rk.get());
 
   CL_ASSIGN_OR_RETURN(const int partitions, PartitionCount(rk.get(), topic, RemainingMs(deadline)));
-  std::map<int32_t, int64_t> end;  // partition -> high watermark at the start, non-empty only
+  PartitionOffsets highs;          // every partition's high watermark at the start
+  std::map<int32_t, int64_t> end;  // the same, for the partitions with something to read
   rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(partitions);
   for (int32_t p = 0; p < partitions; ++p) {
     int64_t low = 0, high = 0;
@@ -82,13 +89,16 @@ Status ReadTopicToEnd(const TopicReaderOptions& options, const std::string& topi
       return Status::Unavailable("kafka watermarks of " + topic + "/" + std::to_string(p) + ": " +
                                  rd_kafka_err2str(err));
     }
-    if (high <= low) continue;
+    highs[p] = high;
+    const auto start = from.find(p);
+    const int64_t first = start == from.end() ? low : std::max(low, start->second);
+    if (high <= first) continue;
     end[p] = high;
-    rd_kafka_topic_partition_list_add(list, topic.c_str(), p)->offset = low;
+    rd_kafka_topic_partition_list_add(list, topic.c_str(), p)->offset = first;
   }
   if (end.empty()) {
     rd_kafka_topic_partition_list_destroy(list);
-    return Status::Ok();
+    return highs;
   }
   const rd_kafka_resp_err_t assigned = rd_kafka_assign(rk.get(), list);
   rd_kafka_topic_partition_list_destroy(list);
@@ -134,7 +144,7 @@ Status ReadTopicToEnd(const TopicReaderOptions& options, const std::string& topi
     rd_kafka_message_destroy(m);
     CL_RETURN_IF_ERROR(status);
   }
-  return Status::Ok();
+  return highs;
 }
 
 }  // namespace cronledger::emit

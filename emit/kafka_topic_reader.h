@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -56,5 +57,15 @@ struct TopicMessage {
 // returned.
 Status ReadTopicToEnd(const TopicReaderOptions& options, const std::string& topic,
                       const std::function<Status(const TopicMessage&)>& fn);
+
+// Partition -> offset.
+using PartitionOffsets = std::map<int32_t, int64_t>;
+
+// ReadTopicToEnd from given offsets: each partition from `from[p]` (its low watermark when absent
+// or below it) to its high watermark captured when the read starts. Returns those high
+// watermarks, every partition of the topic included (the offset to read from next time).
+Result<PartitionOffsets> ReadTopicRange(const TopicReaderOptions& options, const std::string& topic,
+                                        const PartitionOffsets& from,
+                                        const std::function<Status(const TopicMessage&)>& fn);
 
 }  // namespace cronledger::emit
