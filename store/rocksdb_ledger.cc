@@ -731,6 +731,7 @@ Status RocksDbLedger::AddUnit(UnitOfWork* unit, ViewStore* overlay, rocksdb::Wri
     return FromRocks(batch->Put(cfs_[cf], key, rocksdb::Slice(value.data(), value.size())),
                      "batch");
   };
+  if (unit->recorded_at != Time()) now = unit->recorded_at;
   uint64_t last_tick_seq = 0;
   std::string seq_key;
   std::string record;  // reused: one encoding buffer for the whole unit

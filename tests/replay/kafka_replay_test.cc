@@ -10,10 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "app/support_audit_store.h"
 #include "app/support_replay_kafka.h"
 #include "emit/outbox_emitter.h"
 #include "model/json.h"
 #include "replay/engine.h"
+#include "store/test_util.h"
 #include "tests/kafka/kafka_testing.h"
 #include "tests/replay/sim_world.h"
 #include "tests/testing/cli.h"
@@ -175,25 +177,23 @@ TEST_F(KafkaReplay, RepeatedRecordsChangeNothing) {
   ExpectSameAsStore(*h);
 }
 
-// Copies `from` to `to` (same partitions, keys, values, headers) except the records whose
-// cronledger-seq is in `drop`: a topic that lost records.
-void CopyWithHoles(const std::string& bootstraps, const std::string& from, const std::string& to,
-                   int partitions, const std::set<uint64_t>& drop) {
+// Produces each message to its partition of `topic` with its key, value and headers.
+void ProduceMessages(const std::string& bootstraps, const std::string& topic,
+                     const std::vector<kafka_testing::Message>& messages) {
   char err[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   CL_CHECK(rd_kafka_conf_set(conf, "bootstrap.servers", bootstraps.c_str(), err, sizeof(err)) ==
            RD_KAFKA_CONF_OK);
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
   CL_CHECK(rk != nullptr);
-  for (const kafka_testing::Message& m : kafka_testing::ReadTopic(bootstraps, from, partitions)) {
-    if (drop.count(std::stoull(m.headers.at("cronledger-seq"))) > 0) continue;
+  for (const kafka_testing::Message& m : messages) {
     rd_kafka_headers_t* headers = rd_kafka_headers_new(m.headers.size());
     for (const auto& [k, v] : m.headers) {
       rd_kafka_header_add(headers, k.data(), static_cast<ssize_t>(k.size()), v.data(),
                           static_cast<ssize_t>(v.size()));
     }
     const rd_kafka_resp_err_t e = rd_kafka_producev(
-        rk, RD_KAFKA_V_TOPIC(to.c_str()), RD_KAFKA_V_PARTITION(m.partition),
+        rk, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(m.partition),
         RD_KAFKA_V_KEY(m.key.data(), m.key.size()),
         RD_KAFKA_V_VALUE(const_cast<char*>(m.value.data()), m.value.size()),
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_END);
@@ -202,6 +202,17 @@ void CopyWithHoles(const std::string& bootstraps, const std::string& from, const
   }
   CL_CHECK(rd_kafka_flush(rk, 30000) == RD_KAFKA_RESP_ERR_NO_ERROR);
   rd_kafka_destroy(rk);
+}
+
+// Copies `from` to `to` (same partitions, keys, values, headers) except the records whose
+// cronledger-seq is in `drop`: a topic that lost records.
+void CopyWithHoles(const std::string& bootstraps, const std::string& from, const std::string& to,
+                   int partitions, const std::set<uint64_t>& drop) {
+  std::vector<kafka_testing::Message> kept;
+  for (kafka_testing::Message& m : kafka_testing::ReadTopic(bootstraps, from, partitions)) {
+    if (drop.count(std::stoull(m.headers.at("cronledger-seq"))) == 0) kept.push_back(std::move(m));
+  }
+  ProduceMessages(bootstraps, to, kept);
 }
 
 TEST_F(KafkaReplay, MissingRecordsAreGaps) {
@@ -289,6 +300,248 @@ TEST_F(KafkaReplay, CliVerifiesFromKafkaAndFailsOnAGap) {
   EXPECT_EQ((*c)["gaps"][0]["last"], 3);
 
   EXPECT_EQ(Cli("replay --verify" + kafka + "cli --data-dir /nonexistent").exit_code, 2);
+}
+
+// The audit store (app/support_audit_store.h): every source's copy holds exactly its records.
+
+using app::audit_store::AuditStore;
+using app::audit_store::AuditStoreOptions;
+using app::audit_store::RoundReport;
+using app::audit_store::SourceState;
+
+class AuditStoreTest : public KafkaReplay {
+ protected:
+  AuditStoreOptions StoreOptions(const std::string& prefix) {
+    AuditStoreOptions o;
+    o.brokers = cluster_.bootstraps();
+    o.topic_prefix = prefix;
+    o.data_dir = dir_.Sub("audit");
+    o.log = kafka_testing::Quiet;
+    o.read_timeout = 30s;
+    return o;
+  }
+  static RoundReport RoundOf(AuditStore& store) {
+    auto r = store.Round();
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? std::move(*r) : RoundReport{};
+  }
+  static const SourceState* Find(const RoundReport& r, const std::string& source) {
+    for (const SourceState& s : r.sources) {
+      if (s.source == source) return &s;
+    }
+    return nullptr;
+  }
+
+  // The copy holds the world's records byte for byte (inputs as stored with their recorded times
+  // and raw bytes, decision records as stored) and replays to the store replay's digests.
+  void ExpectCopyOfTheWorld(const std::string& dir) {
+    store::LedgerOptions lo;
+    lo.path = dir;
+    lo.create_if_missing = false;
+    lo.read_only = true;
+    auto copy = store::Ledger::Open(lo);
+    ASSERT_TRUE(copy.ok()) << copy.status().ToString();
+    auto scan_inputs = [](store::Ledger& l) {
+      std::vector<std::string> out;
+      EXPECT_TRUE(l.ScanStoredInputs(1, [&](const store::StoredInput& in) {
+                     out.push_back(std::to_string(in.seq) + "|" +
+                                   std::to_string(in.recorded_at.UnixNanosSaturated()) + "|" +
+                                   std::string(in.record) + "|" + std::string(in.raw));
+                     return true;
+                   }).ok());
+      return out;
+    };
+    auto scan_decisions = [](store::Ledger& l) {
+      std::vector<std::string> out;
+      EXPECT_TRUE(l.ScanDecisionBytes(1, [&](uint64_t seq, std::string_view bytes) {
+                     out.push_back(std::to_string(seq) + "|" + std::string(bytes));
+                     return true;
+                   }).ok());
+      return out;
+    };
+    const auto want_inputs = scan_inputs(world_->ledger());
+    const auto want_decisions = scan_decisions(world_->ledger());
+    EXPECT_EQ(want_inputs.size(), inputs_);
+    EXPECT_TRUE(scan_inputs(**copy) == want_inputs);
+    EXPECT_TRUE(scan_decisions(**copy) == want_decisions);
+    LedgerSource source(**copy);
+    const ReplayResult r = RunReplay(source);
+    EXPECT_EQ(r.divergences, 0u);
+    EXPECT_EQ(r.recorded_digest.sha256, store_->recorded_digest.sha256);
+    EXPECT_EQ(r.derived_digest.sha256, store_->derived_digest.sha256);
+  }
+
+  store::testing::TempDir dir_;
+};
+
+TEST_F(AuditStoreTest, EverySourceGetsAByteExactCopyOfItsLedger) {
+  CreateTopics("as");
+  EmitBoth("as", 0, 0, "replica-a");
+  EmitBoth("as", 0, 0, "replica/b");  // a name that is not a plain directory name
+  auto store = AuditStore::Open(StoreOptions("as"));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  const RoundReport r = RoundOf(**store);
+  EXPECT_TRUE(r.complete());
+  EXPECT_EQ(r.messages, 2 * (inputs_ + decisions_));
+  EXPECT_EQ(r.duplicates, 0u);
+  ASSERT_EQ(r.sources.size(), 2u);
+  for (const std::string& source : {std::string("replica-a"), std::string("replica/b")}) {
+    const SourceState* s = Find(r, source);
+    ASSERT_NE(s, nullptr) << source;
+    EXPECT_EQ(s->last_input_seq, inputs_);
+    EXPECT_EQ(s->last_decision_seq, decisions_);
+    EXPECT_EQ(s->inputs_added, inputs_);
+    EXPECT_EQ(s->waiting_inputs + s->waiting_decisions, 0u);
+    ExpectCopyOfTheWorld(s->dir);
+  }
+  EXPECT_EQ(Find(r, "replica/b")->dir, dir_.Sub("audit") + "/sources/replica%2Fb");
+}
+
+TEST_F(AuditStoreTest, RepeatsAndRestartsStoreNothingTwice) {
+  CreateTopics("asdup");
+  EmitBoth("asdup", 0, 0, "r");
+  {
+    auto store = AuditStore::Open(StoreOptions("asdup")).value();
+    EXPECT_EQ(Find(RoundOf(*store), "r")->inputs_added, inputs_);
+    // An emitter that restarted from an earlier position repeats records.
+    EmitBoth("asdup", inputs_ / 2, decisions_ / 2, "r");
+    const RoundReport again = RoundOf(*store);
+    EXPECT_EQ(again.messages, (inputs_ - inputs_ / 2) + (decisions_ - decisions_ / 2));
+    EXPECT_EQ(again.duplicates, again.messages);
+    EXPECT_EQ(Find(again, "r")->inputs_added + Find(again, "r")->decisions_added, 0u);
+  }
+  // A restarted audit store resumes at its stored positions: nothing is read again.
+  auto store = AuditStore::Open(StoreOptions("asdup")).value();
+  const RoundReport resumed = RoundOf(*store);
+  EXPECT_EQ(resumed.messages, 0u);
+  ASSERT_NE(Find(resumed, "r"), nullptr);
+  EXPECT_EQ(Find(resumed, "r")->last_input_seq, inputs_);
+  ExpectCopyOfTheWorld(Find(resumed, "r")->dir);
+}
+
+TEST_F(AuditStoreTest, RecordsWaitForAMissingSeqAndArePersistedOnlyInOrder) {
+  CreateTopics("asgap");
+  // The topic lost the first 40 inputs (or they are late): nothing after them may be stored.
+  EmitBoth("asgap", 40, 0, "r");
+  {
+    auto store = AuditStore::Open(StoreOptions("asgap")).value();
+    const RoundReport r = RoundOf(*store);
+    EXPECT_FALSE(r.complete());
+    const SourceState* s = Find(r, "r");
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->last_input_seq, 0u);
+    EXPECT_EQ(s->waiting_inputs, inputs_ - 40);
+    EXPECT_EQ(s->input_waits_for, 1u);
+    EXPECT_EQ(s->last_decision_seq, decisions_);
+    std::string text;
+    for (const std::string& line : r.Describe("asgap")) text += line + "\n";
+    EXPECT_NE(text.find("r: asgap.ledger waits for seq 1 (" + std::to_string(inputs_ - 40) +
+                        " later records held)"),
+              std::string::npos)
+        << text;
+  }
+  // Restarted: the held records are read again (their partitions' positions stayed before them),
+  // and once the missing ones arrive the copy is complete.
+  auto store = AuditStore::Open(StoreOptions("asgap")).value();
+  Emit(emit::EmitStream::kLedger, "asgap.ledger", 0, "r");
+  const RoundReport r = RoundOf(*store);
+  EXPECT_TRUE(r.complete());
+  EXPECT_EQ(Find(r, "r")->last_input_seq, inputs_);
+  ExpectCopyOfTheWorld(Find(r, "r")->dir);
+}
+
+TEST_F(AuditStoreTest, ARecordThatDiffersUnderTheSameSeqIsCorruption) {
+  CreateTopics("asbad");
+  EmitBoth("asbad", 0, 0, "r");
+  // Another record under decision seq 1 of the same source (a second ledger with the same id).
+  auto messages =
+      kafka_testing::ReadTopic(cluster_.bootstraps(), "asbad.decisions", kDecisionPartitions);
+  kafka_testing::Message forged;
+  for (const auto& m : messages) {
+    if (m.headers.at("cronledger-seq") == "1") forged = m;
+  }
+  ASSERT_FALSE(forged.value.empty());
+  auto d = model::ParseJson(forged.value).value();
+  d["reason"] = "Forged";
+  forged.value = model::DumpJson(d);
+  ProduceMessages(cluster_.bootstraps(), "asbad.decisions", {forged});
+  auto store = AuditStore::Open(StoreOptions("asbad")).value();
+  auto r = store->Round();
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.status().IsCorruption()) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("asbad.decisions/" + std::to_string(forged.partition) + "/"),
+            std::string::npos)
+      << r.status().ToString();
+  EXPECT_NE(r.status().message().find("seq 1 of source 'r'"), std::string::npos)
+      << r.status().ToString();
+
+  auto o = StoreOptions("asbad");
+  o.properties.emplace_back("group.id", "g");
+  EXPECT_TRUE(AuditStore::Open(o).status().IsInvalidArgument());
+}
+
+TEST_F(AuditStoreTest, CliFollowsTheTopicsAndEveryReadCommandWorksOnACopy) {
+  CreateTopics("ascli");
+  EmitBoth("ascli", 0, 0, "replica-0");
+  const std::string dir = dir_.Sub("cli");
+  const std::string kafka =
+      " --kafka-brokers " + cluster_.bootstraps() + " --kafka-topic-prefix ascli --data-dir " + dir;
+  const CliResult caught_up = Cli("audit-store --until-caught-up -o json" + kafka);
+  ASSERT_EQ(caught_up.exit_code, 0) << caught_up.out;
+  auto j = model::ParseJson(caught_up.out);
+  ASSERT_TRUE(j.ok()) << caught_up.out;
+  ASSERT_EQ((*j)["items"].size(), 1u);
+  EXPECT_EQ((*j)["items"][0]["source"], "replica-0");
+  EXPECT_EQ((*j)["items"][0]["lastInputSeq"], inputs_);
+  EXPECT_EQ((*j)["items"][0]["lastDecisionSeq"], decisions_);
+
+  const std::string copy = " --data-dir " + dir + "/sources/replica-0";
+  const CliResult verify = Cli("replay --verify -o json" + copy);
+  ASSERT_EQ(verify.exit_code, 0) << verify.out;
+  EXPECT_EQ((*model::ParseJson(verify.out))["match"], true);
+  // The audit queries answer from the copy what they answer from the replica's own store.
+  const CliResult audit = Cli("audit -o json" + copy);
+  ASSERT_EQ(audit.exit_code, 0) << audit.out;
+  EXPECT_EQ((*model::ParseJson(audit.out))["items"].size(), decisions_);
+  const CliResult report =
+      Cli("report adherence --since 2024-01-01T00:00:00Z --until 2024-01-02T00:00:00Z -o json" +
+          copy);
+  ASSERT_EQ(report.exit_code, 0) << report.out;
+  EXPECT_FALSE((*model::ParseJson(report.out))["items"].empty()) << report.out;
+
+  // Following: records produced while it runs reach the copy within rounds; SIGTERM ends it.
+  CreateTopics("asfollow");
+  const std::string follow_dir = dir_.Sub("follow");
+  cli_test::ChildProcess follower(
+      {CRONLEDGER_BIN, "audit-store", "--kafka-brokers", cluster_.bootstraps(),
+       "--kafka-topic-prefix", "asfollow", "--data-dir", follow_dir, "--poll-interval", "100ms"},
+      "", /*quiet=*/true);
+  EmitBoth("asfollow", 0, 0, "replica-2");
+  auto last_seqs = [&]() -> std::pair<uint64_t, uint64_t> {
+    store::LedgerOptions lo;
+    lo.path = follow_dir + "/sources/replica-2";
+    lo.create_if_missing = false;
+    lo.read_only = true;
+    auto l = store::Ledger::Open(lo);
+    if (!l.ok()) return {0, 0};
+    auto meta = (*l)->Meta();
+    return meta.ok() ? std::make_pair(meta->last_input_seq, meta->last_decision_seq)
+                     : std::make_pair(uint64_t{0}, uint64_t{0});
+  };
+  EXPECT_TRUE(kafka_testing::PollUntil(
+      [&] { return last_seqs() == std::make_pair(inputs_, decisions_); }, 60s));
+  EXPECT_EQ(follower.Stop(), 0);
+
+  // A source whose first records are missing: exit 1, named on stderr.
+  CreateTopics("ascut");
+  EmitBoth("ascut", 10, 0, "replica-1");
+  const CliResult cut =
+      Cli("audit-store --until-caught-up --kafka-brokers " + cluster_.bootstraps() +
+              " --kafka-topic-prefix ascut --data-dir " + dir_.Sub("cut"),
+          true);
+  EXPECT_EQ(cut.exit_code, 1) << cut.out;
+  EXPECT_NE(cut.out.find("replica-1: ascut.ledger waits for seq 1"), std::string::npos) << cut.out;
+  EXPECT_EQ(Cli("audit-store --until-caught-up --data-dir " + dir).exit_code, 2);
 }
 
 }  // namespace

@@ -1,0 +1,409 @@
+#include "app/support_audit_store.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <utility>
+
+#include "app/support_stream_records.h"
+#include "emit/ledger_record.h"
+#include "model/json.h"
+
+namespace cronledger::app::audit_store {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kPositionsFile = "positions.json";
+constexpr const char* kSourcesDir = "sources";
+// Records per unit of work when a copy catches up.
+constexpr size_t kUnitRecords = 1000;
+
+bool IsPruned(const store::LogRecord& r) { return r.raw_pruned; }
+bool IsPruned(const model::Decision&) { return false; }
+
+Status WriteFileDurably(const fs::path& path, const std::string& bytes) {
+  const fs::path tmp = path.string() + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IoError("audit store: cannot write " + tmp.string());
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) {
+      ::close(fd);
+      return Status::IoError("audit store: cannot write " + tmp.string());
+    }
+    done += static_cast<size_t>(n);
+  }
+  const bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  if (!synced) return Status::IoError("audit store: cannot sync " + tmp.string());
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec)
+    return Status::IoError("audit store: cannot rename " + tmp.string() + ": " + ec.message());
+  const int dir = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+// The records that wait for a predecessor, per source and stream, by seq.
+struct AuditStore::Waiting {
+  std::map<std::string, std::map<uint64_t, Held<store::LogRecord>>> inputs;
+  std::map<std::string, std::map<uint64_t, Held<model::Decision>>> decisions;
+};
+
+std::string SourceDirName(std::string_view source) {
+  if (source.empty()) return "%";
+  std::string out;
+  static const char kHex[] = "0123456789ABCDEF";
+  for (size_t i = 0; i < source.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(source[i]);
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '-' || c == '_' || (c == '.' && i > 0);
+    if (plain) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> SourceOfDirName(std::string_view dir) {
+  if (dir == "%") return std::string();
+  std::string out;
+  for (size_t i = 0; i < dir.size(); ++i) {
+    if (dir[i] != '%') {
+      out += dir[i];
+      continue;
+    }
+    if (i + 2 >= dir.size()) return std::nullopt;
+    auto hex = [](char c) -> int {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+      return -1;
+    };
+    const int hi = hex(dir[i + 1]);
+    const int lo = hex(dir[i + 2]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  if (SourceDirName(out) != dir) return std::nullopt;
+  return out;
+}
+
+bool RoundReport::complete() const {
+  for (const SourceState& s : sources) {
+    if (s.waiting_inputs > 0 || s.waiting_decisions > 0) return false;
+  }
+  return true;
+}
+
+std::vector<std::string> RoundReport::Describe(const std::string& topic_prefix) const {
+  const emit::KafkaTopics topics = emit::TopicsForPrefix(topic_prefix);
+  std::vector<std::string> lines;
+  for (const SourceState& s : sources) {
+    const std::string name = s.source.empty() ? "(no cronledger-source)" : s.source;
+    lines.push_back(name + ": inputs up to seq " + std::to_string(s.last_input_seq) + " (+" +
+                    std::to_string(s.inputs_added) + "), decisions up to seq " +
+                    std::to_string(s.last_decision_seq) + " (+" +
+                    std::to_string(s.decisions_added) + ") in " + s.dir);
+    const std::pair<const std::string*, std::pair<uint64_t, uint64_t>> waits[] = {
+        {&topics.ledger, {s.input_waits_for, s.waiting_inputs}},
+        {&topics.decisions, {s.decision_waits_for, s.waiting_decisions}}};
+    for (const auto& [topic, w] : waits) {
+      if (w.second == 0) continue;
+      lines.push_back(name + ": " + *topic + " waits for seq " + std::to_string(w.first) + " (" +
+                      std::to_string(w.second) +
+                      " later records held): on a partition not read yet, or lost from the topic");
+    }
+  }
+  return lines;
+}
+
+AuditStore::AuditStore(AuditStoreOptions options)
+    : options_(std::move(options)),
+      topics_(emit::TopicsForPrefix(options_.topic_prefix)),
+      waiting_(std::make_unique<Waiting>()) {}
+
+AuditStore::~AuditStore() = default;
+
+Result<std::unique_ptr<AuditStore>> AuditStore::Open(const AuditStoreOptions& options) {
+  if (options.brokers.empty()) return Status::InvalidArgument("kafka brokers are required");
+  if (options.data_dir.empty()) return Status::InvalidArgument("the data directory is required");
+  if (options.topic_prefix.empty()) return Status::InvalidArgument("the topic prefix is empty");
+  for (const auto& [key, value] : options.properties) {
+    (void)value;
+    if (key == "group.id" || key == "enable.auto.commit" || key == "enable.auto.offset.store") {
+      return Status::InvalidArgument("kafka property " + key +
+                                     " cannot be set for the audit store (it keeps its own "
+                                     "positions)");
+    }
+  }
+  std::unique_ptr<AuditStore> s(new AuditStore(options));
+  std::error_code ec;
+  fs::create_directories(fs::path(options.data_dir) / kSourcesDir, ec);
+  if (ec) {
+    return Status::IoError("audit store: cannot create " + options.data_dir + ": " + ec.message());
+  }
+  CL_RETURN_IF_ERROR(s->LoadPositions());
+  CL_RETURN_IF_ERROR(s->OpenSources());
+  return s;
+}
+
+Status AuditStore::OpenSources() {
+  std::error_code ec;
+  std::vector<std::string> sources;
+  for (const auto& e : fs::directory_iterator(fs::path(options_.data_dir) / kSourcesDir, ec)) {
+    if (!e.is_directory()) continue;
+    const auto source = SourceOfDirName(e.path().filename().string());
+    if (source) sources.push_back(*source);
+  }
+  if (ec)
+    return Status::IoError("audit store: cannot list " + options_.data_dir + ": " + ec.message());
+  for (const std::string& source : sources) CL_RETURN_IF_ERROR(LedgerOf(source).status());
+  return Status::Ok();
+}
+
+Status AuditStore::LoadPositions() {
+  const fs::path path = fs::path(options_.data_dir) / kPositionsFile;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return Status::Ok();
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto j = model::ParseJson(text);
+  if (!j.ok() || !j->is_object()) {
+    return Status::Corruption("audit store: " + path.string() + " is not a JSON object");
+  }
+  for (const auto& [topic, partitions] : j->items()) {
+    if (!partitions.is_object()) {
+      return Status::Corruption("audit store: " + path.string() + ": " + topic +
+                                " is not an object");
+    }
+    for (const auto& [partition, offset] : partitions.items()) {
+      char* end = nullptr;
+      const long p = std::strtol(partition.c_str(), &end, 10);
+      if (end == partition.c_str() || *end != '\0' || p < 0 || !offset.is_number_integer()) {
+        return Status::Corruption("audit store: " + path.string() + ": bad position " + topic +
+                                  "/" + partition);
+      }
+      positions_[topic][static_cast<int32_t>(p)] = offset.get<int64_t>();
+    }
+  }
+  return Status::Ok();
+}
+
+Status AuditStore::StorePositions() const {
+  model::Json j = model::Json::object();
+  for (const auto& [topic, partitions] : positions_) {
+    model::Json t = model::Json::object();
+    for (const auto& [partition, offset] : partitions) t[std::to_string(partition)] = offset;
+    j[topic] = std::move(t);
+  }
+  return WriteFileDurably(fs::path(options_.data_dir) / kPositionsFile, model::DumpJson(j) + "\n");
+}
+
+Result<store::Ledger*> AuditStore::LedgerOf(const std::string& source) {
+  auto it = ledgers_.find(source);
+  if (it != ledgers_.end()) return it->second.get();
+  store::LedgerOptions o;
+  o.path = (fs::path(options_.data_dir) / kSourcesDir / SourceDirName(source)).string();
+  o.create_if_missing = true;
+  CL_ASSIGN_OR_RETURN(auto ledger, store::Ledger::Open(o));
+  store::Ledger* raw = ledger.get();
+  ledgers_.emplace(source, std::move(ledger));
+  return raw;
+}
+
+Status AuditStore::Drain(const std::string& source, RoundState* round) {
+  SourceState& state = round->states[source];
+  state.source = source;
+  CL_ASSIGN_OR_RETURN(store::Ledger * ledger, LedgerOf(source));
+  state.dir = (fs::path(options_.data_dir) / kSourcesDir / SourceDirName(source)).string();
+  CL_ASSIGN_OR_RETURN(store::LedgerMeta meta, ledger->Meta());
+
+  // Inputs: the run that follows the stored seq, in units that share one recorded time.
+  auto& inputs = waiting_->inputs[source];
+  uint64_t last = meta.last_input_seq;
+  while (!inputs.empty() && inputs.begin()->first <= last) {
+    inputs.erase(inputs.begin());
+    ++round->report.duplicates;
+  }
+  while (!inputs.empty() && inputs.begin()->first == last + 1) {
+    store::UnitOfWork unit;
+    unit.recorded_at = inputs.begin()->second.record.recorded_at;
+    while (!inputs.empty() && inputs.begin()->first == last + 1 &&
+           inputs.begin()->second.record.recorded_at == unit.recorded_at &&
+           unit.inputs.size() < kUnitRecords) {
+      unit.inputs.push_back(std::move(inputs.begin()->second.record.input));
+      inputs.erase(inputs.begin());
+      ++last;
+    }
+    const size_t n = unit.inputs.size();
+    CL_ASSIGN_OR_RETURN(store::CommitResult r, ledger->Commit(std::move(unit)));
+    if (r.last_input_seq != last) {
+      return Status::Internal("audit store: the copy of '" + source + "' stored input seq " +
+                              std::to_string(r.last_input_seq) + " for seq " +
+                              std::to_string(last));
+    }
+    state.inputs_added += n;
+  }
+  state.last_input_seq = last;
+
+  auto& decisions = waiting_->decisions[source];
+  last = meta.last_decision_seq;
+  while (!decisions.empty() && decisions.begin()->first <= last) {
+    decisions.erase(decisions.begin());
+    ++round->report.duplicates;
+  }
+  while (!decisions.empty() && decisions.begin()->first == last + 1) {
+    store::UnitOfWork unit;
+    while (!decisions.empty() && decisions.begin()->first == last + 1 &&
+           unit.decisions.size() < kUnitRecords) {
+      unit.decisions.push_back(std::move(decisions.begin()->second.record));
+      decisions.erase(decisions.begin());
+      ++last;
+    }
+    const size_t n = unit.decisions.size();
+    CL_ASSIGN_OR_RETURN(store::CommitResult r, ledger->Commit(std::move(unit)));
+    if (r.last_decision_seq != last) {
+      return Status::Internal("audit store: the copy of '" + source + "' stored decision seq " +
+                              std::to_string(r.last_decision_seq) + " for seq " +
+                              std::to_string(last));
+    }
+    state.decisions_added += n;
+  }
+  state.last_decision_seq = last;
+
+  state.waiting_inputs = inputs.size();
+  state.input_waits_for = inputs.empty() ? 0 : state.last_input_seq + 1;
+  state.waiting_decisions = decisions.size();
+  state.decision_waits_for = decisions.empty() ? 0 : state.last_decision_seq + 1;
+  return Status::Ok();
+}
+
+size_t AuditStore::WaitingRecords() const {
+  size_t n = 0;
+  for (const auto& [source, records] : waiting_->inputs) n += records.size();
+  for (const auto& [source, records] : waiting_->decisions) n += records.size();
+  return n;
+}
+
+Status AuditStore::CheckWaiting(RoundState* round) {
+  const size_t waiting = WaitingRecords();
+  if (waiting <= options_.max_waiting) return Status::Ok();
+  std::string what;
+  for (auto& [source, state] : round->states) {
+    const std::string name = source.empty() ? "(no cronledger-source)" : source;
+    if (state.waiting_inputs > 0) {
+      what += "; " + name + " waits for " + topics_.ledger + " seq " +
+              std::to_string(state.input_waits_for);
+    }
+    if (state.waiting_decisions > 0) {
+      what += "; " + name + " waits for " + topics_.decisions + " seq " +
+              std::to_string(state.decision_waits_for);
+    }
+  }
+  return Status::FailedPrecondition("audit store: " + std::to_string(waiting) +
+                                    " records wait for missing seqs, more than " +
+                                    std::to_string(options_.max_waiting) + what);
+}
+
+template <typename Record, typename Decode>
+Status AuditStore::ReadTopic(const std::string& topic, std::string_view schema, Decode decode,
+                             std::map<std::string, std::map<uint64_t, Held<Record>>>* held,
+                             RoundState* round) {
+  emit::TopicReaderOptions reader;
+  reader.brokers = options_.brokers;
+  reader.properties = options_.properties;
+  reader.timeout = options_.read_timeout;
+  reader.log = options_.log;
+  uint64_t since_drain = 0;
+  CL_ASSIGN_OR_RETURN(
+      emit::PartitionOffsets ends,
+      emit::ReadTopicRange(
+          reader, topic, positions_[topic], [&](const emit::TopicMessage& tm) -> Status {
+            ++round->report.messages;
+            const StreamMessage m = StreamMessageOf(tm);
+            CL_ASSIGN_OR_RETURN(model::Json j, StreamPayload(topic, m, schema));
+            Result<Record> decoded = decode(j);
+            if (!decoded.ok()) {
+              return Status::Corruption(StreamWhere(topic, m) + ": " + decoded.status().message());
+            }
+            auto& by_seq = (*held)[m.source];
+            const uint64_t seq = decoded->seq;
+            auto it = by_seq.find(seq);
+            if (it == by_seq.end()) {
+              by_seq.emplace(seq, Held<Record>{std::move(*decoded), topic, m.partition, m.offset});
+            } else {
+              Held<Record>& kept = it->second;
+              if (!SameStreamRecord(kept.record, *decoded)) {
+                return Status::Corruption(StreamWhere(topic, m) + ": seq " + std::to_string(seq) +
+                                          " of source '" + m.source +
+                                          "' is on the topic twice with different records");
+              }
+              if (IsPruned(kept.record) && !IsPruned(*decoded)) kept.record = std::move(*decoded);
+              ++round->report.duplicates;
+            }
+            // Commit as the read goes, so that memory holds only what waits.
+            if (++since_drain == kUnitRecords) {
+              since_drain = 0;
+              for (const auto& [source, records] : *held) {
+                if (!records.empty()) CL_RETURN_IF_ERROR(Drain(source, round));
+              }
+              CL_RETURN_IF_ERROR(CheckWaiting(round));
+            }
+            return Status::Ok();
+          }));
+  // Read to these ends; Round() sets a partition back to its first waiting record.
+  positions_[topic] = std::move(ends);
+  return Status::Ok();
+}
+
+Result<RoundReport> AuditStore::Round() {
+  RoundState round;
+  for (const auto& [source, ledger] : ledgers_) round.states[source].source = source;
+  CL_RETURN_IF_ERROR(ReadTopic<store::LogRecord>(
+      topics_.ledger, emit::kLedgerSchema,
+      [](const model::Json& j) { return emit::DecodeLedgerRecord(j); }, &waiting_->inputs, &round));
+  CL_RETURN_IF_ERROR(ReadTopic<model::Decision>(
+      topics_.decisions, emit::kDecisionSchema,
+      [](const model::Json& j) { return model::DecodeDecision(j); }, &waiting_->decisions, &round));
+  std::set<std::string> sources;
+  for (const auto& [source, state] : round.states) sources.insert(source);
+  for (const auto& [source, records] : waiting_->inputs) sources.insert(source);
+  for (const auto& [source, records] : waiting_->decisions) sources.insert(source);
+  for (const std::string& source : sources) CL_RETURN_IF_ERROR(Drain(source, &round));
+
+  // A partition's position stays at its first waiting record, so a restart reads it again.
+  auto hold_back = [&](const auto& by_source) {
+    for (const auto& [source, records] : by_source) {
+      for (const auto& [seq, h] : records) {
+        auto& at = positions_[h.topic][h.partition];
+        if (h.offset < at) at = h.offset;
+      }
+    }
+  };
+  hold_back(waiting_->inputs);
+  hold_back(waiting_->decisions);
+  CL_RETURN_IF_ERROR(StorePositions());
+  CL_RETURN_IF_ERROR(CheckWaiting(&round));
+  for (auto& [source, state] : round.states) round.report.sources.push_back(std::move(state));
+  return std::move(round.report);
+}
+
+}  // namespace cronledger::app::audit_store
