@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "model/inputs.h"
 #include "model/sha256.h"
@@ -162,14 +163,12 @@ void PrepareRawValue(std::string_view raw, std::string* out) {
   }
   // Then each distinct chunk once: id, `chunks` value.
   std::string value;
+  std::unordered_set<ChunkId, ChunkIdHash> seen;
   start = 0;
   for (size_t i = 0; i < ends.size(); ++i) {
     const std::string_view chunk = raw.substr(start, ends[i] - start);
     start = ends[i];
-    if (std::find(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(i), ids[i]) !=
-        ids.begin() + static_cast<std::ptrdiff_t>(i)) {
-      continue;
-    }
+    if (!seen.insert(ids[i]).second) continue;
     EncodeRawValue(chunk, &value);
     out->append(reinterpret_cast<const char*>(ids[i].data()), ids[i].size());
     w.Bytes(value);
