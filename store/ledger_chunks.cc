@@ -13,8 +13,8 @@
 namespace cronledger::store {
 namespace {
 
-// Known chunk ids kept at most (16 bytes and a hash node each: a few MiB; at ~10 KiB a chunk,
-// ~640 MiB of distinct chunks).
+// Known chunk ids kept at most (16 bytes and a hash node each: a few MiB; at ~8 KiB a chunk,
+// ~512 MiB of distinct chunks).
 constexpr size_t kMaxKnownChunks = size_t{1} << 16;
 constexpr size_t kSweepBatch = 1000;
 
