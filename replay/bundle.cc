@@ -5,7 +5,7 @@
 #include <set>
 
 #include "model/json.h"
-#include "replay/sha256.h"
+#include "model/sha256.h"
 #include "store/view.h"
 
 namespace cronledger::replay {
@@ -168,7 +168,7 @@ Result<std::string> ExportBundle(RecordSource& source, const ReplayScope& scope,
                             {"record", Base64Encode(model::EncodeDecisionRecord(d))}});
     out += '\n';
   }
-  const std::string sum = Sha256::Hex(Sha256::Hash(out));
+  const std::string sum = model::Sha256::Hex(model::Sha256::Hash(out));
   out += model::DumpJson(
       {{"end", true}, {"inputs", header.inputs}, {"decisions", header.decisions}, {"sha256", sum}});
   out += '\n';

@@ -1,8 +1,8 @@
 // Reading a bundle back (replay/bundle.h): every line is checked before anything is replayed.
 
 #include "model/json.h"
+#include "model/sha256.h"
 #include "replay/bundle.h"
-#include "replay/sha256.h"
 
 namespace cronledger::replay {
 namespace {
@@ -92,7 +92,7 @@ Result<LoadedBundle> ReadBundle(std::string_view text) {
       if (!h.ok()) return h.status().WithContext("bundle line 1");
       out.header = std::move(*h);
     } else if (j->is_object() && j->value("end", false)) {
-      const std::string want = Sha256::Hex(Sha256::Hash(text.substr(0, pos)));
+      const std::string want = model::Sha256::Hex(model::Sha256::Hash(text.substr(0, pos)));
       if (j->value("sha256", "") != want) return LineError(line_no, "checksum mismatch");
       ended = true;
     } else {

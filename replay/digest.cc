@@ -21,7 +21,7 @@ std::string DigestBytes(const model::Decision& d) {
 }
 
 void DecisionDigest::AddBytes(std::string_view canonical) {
-  Sha256 h;
+  model::Sha256 h;
   h.Update(std::string_view(reinterpret_cast<const char*>(chain_.data()), chain_.size()));
   char len[8];
   StoreBe64(canonical.size(), len);
@@ -35,7 +35,7 @@ void DecisionDigest::AddFramed(std::string* framed) {
   char* p = framed->data();
   std::memcpy(p, chain_.data(), chain_.size());
   StoreBe64(framed->size() - kFrame, p + chain_.size());
-  chain_ = Sha256::HashPadding(framed);
+  chain_ = model::Sha256::HashPadding(framed);
   ++count_;
 }
 

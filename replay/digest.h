@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "model/decision.h"
-#include "replay/sha256.h"
+#include "model/sha256.h"
 
 namespace cronledger::replay {
 
@@ -31,12 +31,12 @@ class DecisionDigest {
   static constexpr size_t kFrame = 40;
   void AddFramed(std::string* framed);
   uint64_t count() const { return count_; }
-  std::string Hex() const { return Sha256::Hex(chain_); }
+  std::string Hex() const { return model::Sha256::Hex(chain_); }
   // Same chain state: equal streams so far (up to SHA-256 collisions).
   friend bool operator==(const DecisionDigest&, const DecisionDigest&) = default;
 
  private:
-  Sha256::Digest chain_;
+  model::Sha256::Digest chain_;
   uint64_t count_ = 0;
 };
 

@@ -1,6 +1,6 @@
 // SHA-256 against the NIST FIPS 180-4 examples and the digest chain's definition.
 
-#include "replay/sha256.h"
+#include "model/sha256.h"
 
 #include <gtest/gtest.h>
 
@@ -10,6 +10,8 @@
 
 namespace cronledger::replay {
 namespace {
+
+using model::Sha256;
 
 struct Vector {
   std::string message;

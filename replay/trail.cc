@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "replay/sha256.h"
+#include "model/sha256.h"
 
 namespace cronledger::replay::trail {
 namespace {
@@ -24,7 +24,7 @@ std::string_view View(const Hash& h) {
   return std::string_view(reinterpret_cast<const char*>(h.data()), h.size());
 }
 
-Hash Of(const Sha256::Digest& d) {
+Hash Of(const model::Sha256::Digest& d) {
   Hash h;
   std::memcpy(h.data(), d.data(), h.size());
   return h;
@@ -106,7 +106,7 @@ Status ScanInputEntries(store::Ledger& ledger, uint64_t from, const AddFn& add) 
     RawKind kind = RawKind::kNone;
     Hash digest{};
     if (in.has_raw) {
-      digest = Of(Sha256::Hash(in.raw));
+      digest = Of(model::Sha256::Hash(in.raw));
       e.raw_digest = digest;
       kind = RawKind::kDigest;
     } else if (in.raw_pruned) {
@@ -193,7 +193,7 @@ Hash Genesis(std::string_view source, std::string_view log) {
   m.append(kTrailFormat).push_back('\0');
   m.append(source).push_back('\0');
   m.append(log);
-  return Of(Sha256::Hash(m));
+  return Of(model::Sha256::Hash(m));
 }
 
 Hash InputLeaf(uint64_t seq, Time recorded_at, std::string_view record, RawKind raw_kind,
@@ -204,26 +204,26 @@ Hash InputLeaf(uint64_t seq, Time recorded_at, std::string_view record, RawKind 
   m.append(record);
   m.push_back(static_cast<char>(raw_kind));
   if (raw_kind == RawKind::kDigest) m.append(View(raw_digest));
-  return Of(Sha256::HashPadding(&m));
+  return Of(model::Sha256::HashPadding(&m));
 }
 
 Hash DecisionLeaf(uint64_t seq, std::string_view record) {
   std::string m = LeafHeader("decision", seq);
   PutBe64(&m, record.size());
   m.append(record);
-  return Of(Sha256::HashPadding(&m));
+  return Of(model::Sha256::HashPadding(&m));
 }
 
 Hash Chain(const Hash& head, const Hash& leaf) {
   std::string m(1, static_cast<char>(kNodePrefix));
   m.append(View(head)).append(View(leaf));
-  return Of(Sha256::HashPadding(&m));
+  return Of(model::Sha256::HashPadding(&m));
 }
 
 std::string Hex(const Hash& h) {
-  Sha256::Digest d;
+  model::Sha256::Digest d;
   std::memcpy(d.data(), h.data(), d.size());
-  return Sha256::Hex(d);
+  return model::Sha256::Hex(d);
 }
 
 Result<Hash> ParseHex(std::string_view hex) {

@@ -1,8 +1,8 @@
 // Trail bundles: every record with its leaf, and their verification (replay/trail.h).
 #include <map>
 
+#include "model/sha256.h"
 #include "replay/bundle.h"
-#include "replay/sha256.h"
 #include "replay/trail.h"
 #include "replay/trail_internal.h"
 
@@ -18,7 +18,7 @@ std::string_view InputTypeName(const model::Input& in) {
 }
 
 Hash HashOf(std::string_view bytes) {
-  const Sha256::Digest d = Sha256::Hash(bytes);
+  const model::Sha256::Digest d = model::Sha256::Hash(bytes);
   Hash h;
   std::copy(d.begin(), d.end(), h.begin());
   return h;
@@ -223,7 +223,7 @@ Result<TrailVerdict> VerifyBundleLines(std::string_view text, const Checkpoint& 
         chains.checkers[c.log] = std::make_unique<ChainChecker>(c);
       }
     } else if (j->value("end", false)) {
-      if (j->value("sha256", "") != Sha256::Hex(Sha256::Hash(text.substr(0, pos)))) {
+      if (j->value("sha256", "") != model::Sha256::Hex(model::Sha256::Hash(text.substr(0, pos)))) {
         out.notes.push_back(
             "the bundle's checksum does not match its lines: it was changed "
             "after export");
@@ -263,7 +263,7 @@ Result<std::string> ExportTrailBundle(store::Ledger& ledger, int schema_version,
       {"inputs", inputs},
       {"decisions", decisions}};
   std::string out = model::DumpJson(header) + "\n" + body;
-  const std::string sum = Sha256::Hex(Sha256::Hash(out));
+  const std::string sum = model::Sha256::Hex(model::Sha256::Hash(out));
   out += model::DumpJson(
       {{"end", true}, {"inputs", inputs}, {"decisions", decisions}, {"sha256", sum}});
   out += '\n';

@@ -1,7 +1,7 @@
 // Verifying a store or a trail bundle against a checkpoint (replay/trail.h).
 #include <map>
 
-#include "replay/sha256.h"
+#include "model/sha256.h"
 #include "replay/trail.h"
 #include "replay/trail_internal.h"
 
@@ -72,7 +72,7 @@ Result<ChainVerdict> VerifyInputs(store::Ledger& ledger, const ChainHead& c) {
     RawKind kind = RawKind::kNone;
     Hash digest{};
     if (in.has_raw) {
-      const auto d = Sha256::Hash(in.raw);
+      const auto d = model::Sha256::Hash(in.raw);
       std::copy(d.begin(), d.end(), digest.begin());
       kind = RawKind::kDigest;
     } else if (in.raw_pruned) {

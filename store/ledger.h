@@ -86,9 +86,13 @@ struct LedgerOptions {
   // WriteBufferManager with this budget is shared by every column family, flushing the largest
   // memtable when the total would exceed it, and each family's write buffer is at most a quarter
   // of it. Zero (the default) keeps RocksDB's per-family defaults: a 64 MiB write buffer, up to
-  // two per family, for each of the ledger's nine column families (up to ~1.1 GiB). Neither
+  // two per family, for each of the ledger's ten column families (up to ~1.3 GiB). Neither
   // setting changes what is written; a smaller budget means smaller, more frequent flushes.
   size_t write_buffer_budget_bytes = 0;
+  // Raw bytes over 64 KiB are stored as content-defined chunks, each kept once however many
+  // versions of an object share it (raw format 3, docs/ledger.md "Raw bytes"). false stores every
+  // object whole in format 2 (a benchmark's peer); reading handles both either way. Default: true.
+  bool chunk_large_raw = true;
   // Test hook: called by a commit leader after it formed its group and before it writes it. Lets
   // a test hold the leader while followers queue up. Default: empty.
   std::function<void()> before_group_write;

@@ -60,7 +60,7 @@ Result<ViewObject> RocksDbLedger::GetObjectAt(model::ObjectKind kind, std::strin
                                     std::to_string(obj.entry.source_seq))
                : raw.status();
   }
-  CL_RETURN_IF_ERROR(DecodeRawValueOf(obj.entry.source_seq, *raw, &obj.raw));
+  CL_RETURN_IF_ERROR(DecodeRaw(obj.entry.source_seq, *raw, snapshot, &obj.raw));
   return obj;
 }
 
@@ -151,7 +151,7 @@ Result<std::vector<model::CronJob>> RocksDbLedger::ListCronJobs() {
   for (const auto& e : entries) {
     CL_ASSIGN_OR_RETURN(std::string stored,
                         GetRaw(kRawCf, keys::Be64(e.source_seq), scope.snapshot()));
-    CL_RETURN_IF_ERROR(DecodeRawValueOf(e.source_seq, stored, &raw));
+    CL_RETURN_IF_ERROR(DecodeRaw(e.source_seq, stored, scope.snapshot(), &raw));
     CL_ASSIGN_OR_RETURN(model::CronJob cj,
                         DecodeObject<model::CronJob>(raw, &model::DecodeCronJob, "stored CronJob"));
     out.push_back(std::move(cj));
@@ -303,7 +303,7 @@ Status RocksDbLedger::ScanInputsAt(const rocksdb::Snapshot* snapshot, uint64_t f
       if (raw_it->Valid() && raw_it->key().compare(key) < 0) raw_it->Next();
       if (!raw_it->Valid() || raw_it->key().compare(key) < 0) raw_it->Seek(key);
       if (raw_it->Valid() && raw_it->key() == rocksdb::Slice(key)) {
-        CL_RETURN_IF_ERROR(DecodeRawValueOf(rec.seq, ToView(raw_it->value()), &ev->raw));
+        CL_RETURN_IF_ERROR(DecodeRaw(rec.seq, ToView(raw_it->value()), snapshot, &ev->raw));
       }
     }
     if (!fn(rec)) break;

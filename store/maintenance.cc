@@ -242,6 +242,8 @@ Result<RetentionReport> RocksDbLedger::ApplyRetention(const RetentionOptions& op
   CL_RETURN_IF_ERROR(FromRocks(it->status(), "input log scan"));
   it.reset();
   CL_RETURN_IF_ERROR(flush());
+  // Chunked raw values (format 3) share chunks: those no surviving value refers to go now.
+  if (!options.dry_run && report.raw_deleted > 0) CL_RETURN_IF_ERROR(SweepChunks());
   return report;
 }
 

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "model/inputs.h"
+#include "store/raw_chunks.h"
 
 namespace cronledger::store {
 
@@ -33,7 +34,7 @@ void EncodeRawValue(std::string_view raw, std::string* out) {
   out->append(raw);
 }
 
-Status DecodeRawValue(std::string_view stored, std::string* out) {
+Status DecodeRawValue(std::string_view stored, const ChunkSource* chunks, std::string* out) {
   if (stored.empty() || static_cast<uint8_t>(stored[0]) != kRawFrameMarker) {
     out->assign(stored);  // legacy: the JSON bytes as received
     return Status::Ok();
@@ -43,6 +44,14 @@ Status DecodeRawValue(std::string_view stored, std::string* out) {
   uint8_t codec = 0;
   uint64_t len = 0;
   if (!r.Byte(&version)) return Status::Corruption("raw bytes: truncated frame");
+  if (version == kRawFormatV3) {
+    if (chunks == nullptr) {
+      return Status::Corruption(
+          "raw bytes: a chunked value (format 3), but no chunks to read it from (a ledger opened "
+          "before its writer created the chunks column family: reopen it)");
+    }
+    return DecodeChunkedRawValue(stored, *chunks, out);
+  }
   if (version != kRawFormatV2) {
     return Status::Corruption("raw bytes: unsupported format version " + std::to_string(version));
   }
@@ -70,8 +79,9 @@ Status DecodeRawValue(std::string_view stored, std::string* out) {
   return Status::Corruption("raw bytes: unknown codec " + std::to_string(codec));
 }
 
-Status DecodeRawValueOf(uint64_t seq, std::string_view stored, std::string* out) {
-  Status s = DecodeRawValue(stored, out);
+Status DecodeRawValueOf(uint64_t seq, std::string_view stored, const ChunkSource* chunks,
+                        std::string* out) {
+  Status s = DecodeRawValue(stored, chunks, out);
   if (!s.ok()) return s.WithContext("raw bytes of seq " + std::to_string(seq));
   return s;
 }

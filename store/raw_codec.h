@@ -8,6 +8,8 @@
 //  - format 2: kRawFrameMarker (0x00), kRawFormatV2 (2), the codec byte (RawCodec), the length of
 //    the raw bytes as a LEB128 varint, then the payload (an LZ4 block, or the bytes as they are
 //    when LZ4 would not make them smaller).
+//  - format 3 (raw bytes over 64 KiB): content-defined chunks kept once each in the `chunks` column
+//    family; the value lists them (store/raw_chunks.h).
 //
 // A new format gets a new version byte after the marker; DecodeRawValue keeps every old path.
 
@@ -18,6 +20,8 @@
 #include "model/status.h"
 
 namespace cronledger::store {
+
+class ChunkSource;  // store/raw_chunks.h
 
 inline constexpr uint8_t kRawFrameMarker = 0;
 inline constexpr uint8_t kRawFormatV2 = 2;
@@ -33,11 +37,14 @@ inline constexpr uint64_t kMaxRawBytes = 256u << 20;
 // that makes it smaller, else stored. Thread-safe; allocates nothing once `out` has grown.
 void EncodeRawValue(std::string_view raw, std::string* out);
 
-// Decodes a raw column family value of any format into `*out` (replacing its contents).
+// Decodes a raw column family value of any format into `*out` (replacing its contents), reading
+// the chunks of a format-3 value from `chunks` (null: a format-3 value is Corruption).
 // Corruption on an unknown format version or codec, a truncated frame, a length over
-// kMaxRawBytes, or an LZ4 block that does not decode to exactly the framed length.
-Status DecodeRawValue(std::string_view stored, std::string* out);
+// kMaxRawBytes, an LZ4 block that does not decode to exactly the framed length, or a missing or
+// damaged chunk (DecodeChunkedRawValue).
+Status DecodeRawValue(std::string_view stored, const ChunkSource* chunks, std::string* out);
 // DecodeRawValue, naming the input seq in the error ("raw bytes of seq N: ...").
-Status DecodeRawValueOf(uint64_t seq, std::string_view stored, std::string* out);
+Status DecodeRawValueOf(uint64_t seq, std::string_view stored, const ChunkSource* chunks,
+                        std::string* out);
 
 }  // namespace cronledger::store

@@ -29,7 +29,7 @@ std::string Big(std::string json) {
 
 std::string Decoded(std::string_view stored) {
   std::string out = "stale";
-  const Status s = DecodeRawValue(stored, &out);
+  const Status s = DecodeRawValue(stored, nullptr, &out);
   EXPECT_TRUE(s.ok()) << s.ToString();
   return out;
 }
@@ -106,7 +106,7 @@ TEST(RawCodecTest, DamagedFramesAreCorruption) {
   };
   for (const auto& [what, bytes] : cases) {
     std::string out;
-    const Status s = DecodeRawValue(bytes, &out);
+    const Status s = DecodeRawValue(bytes, nullptr, &out);
     EXPECT_TRUE(s.IsCorruption()) << what << ": " << s.ToString();
   }
 }

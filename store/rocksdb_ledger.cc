@@ -27,6 +27,7 @@ struct RocksDbLedger::Writer {
   bool in_group = false;  // taken from the queue into a commit group
   bool done = false;
   std::condition_variable cv;
+  ChunkLookup chunks;  // of the unit's raw values (FindStoredChunks)
 };
 
 namespace {
@@ -202,9 +203,9 @@ rocksdb::ColumnFamilyOptions CfOptions(Cf cf, const std::shared_ptr<rocksdb::Cac
   t.block_cache = cache;
   o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
   o.compression = rocksdb::kLZ4Compression;
-  if (cf == kRawCf) {
-    // Raw values are compressed one by one before they are written (raw format 2, so the WAL
-    // carries them compressed too): flushes store them as they are instead of spending CPU on
+  if (cf == kRawCf || cf == kChunksCf) {
+    // Raw values and chunks are compressed one by one before they are written (format 2, so the
+    // WAL carries them compressed too): flushes store them as they are instead of spending CPU on
     // LZ4 blocks of LZ4 output. The settled bottommost level still uses ZSTD, for legacy
     // (uncompressed) values of older stores and the redundancy across neighbouring objects.
     o.compression = rocksdb::kNoCompression;
@@ -221,8 +222,9 @@ const WallClock& SystemWallClock() {
 }
 
 const char* CfName(Cf cf) {
-  static constexpr const char* kNames[kCfCount] = {
-      "default", "inputs", "raw", "view", "state", "decisions", "audit", "quarantine", "meta"};
+  static constexpr const char* kNames[kCfCount] = {"default", "inputs",    "raw",   "view",
+                                                   "state",   "decisions", "audit", "quarantine",
+                                                   "meta",    "chunks"};
   return kNames[cf];
 }
 
@@ -268,7 +270,7 @@ void PrepareUnit(UnitOfWork* unit) {
     if (ev == nullptr || ev->raw.empty()) {
       unit->stored_raw[i].clear();
     } else {
-      EncodeRawValue(ev->raw, &unit->stored_raw[i]);
+      PrepareRawValue(ev->raw, &unit->stored_raw[i]);
     }
   }
 }
@@ -347,10 +349,16 @@ Result<std::unique_ptr<Ledger>> RocksDbLedger::OpenImpl(const LedgerOptions& opt
   rocksdb::Status s;
   if (options.read_only) {
     if (!ls.ok()) return FromRocks(ls, "ledger: open read-only " + options.path);
+    // A store written before the chunks column family has no chunked values: open it without.
+    const bool has_chunks =
+        std::find(existing.begin(), existing.end(), CfName(kChunksCf)) != existing.end();
+    if (!has_chunks) descriptors.erase(descriptors.begin() + kChunksCf);
     for (size_t i = 0; i < kCfCount; ++i) {
-      if (std::find(existing.begin(), existing.end(), descriptors[i].name) == existing.end()) {
+      if (i == kChunksCf) continue;
+      if (std::find(existing.begin(), existing.end(), CfName(static_cast<Cf>(i))) ==
+          existing.end()) {
         return Status::FailedPrecondition(
-            "ledger: " + options.path + " has no column family \"" + descriptors[i].name +
+            "ledger: " + options.path + " has no column family \"" + CfName(static_cast<Cf>(i)) +
             "\" (written by an older build); open it once read-write to upgrade it");
       }
     }
@@ -367,6 +375,7 @@ Result<std::unique_ptr<Ledger>> RocksDbLedger::OpenImpl(const LedgerOptions& opt
                                      &ledger->cfs_, &raw_db);
     if (!s.ok()) return FromRocks(s, "ledger: open read-only " + options.path);
     ledger->db_.reset(raw_db);
+    if (!has_chunks) ledger->cfs_.insert(ledger->cfs_.begin() + kChunksCf, nullptr);
     std::unique_lock<std::shared_mutex> l(ledger->catchup_mu_);
     CL_RETURN_IF_ERROR(ledger->CatchUpLocked());
     CL_RETURN_IF_ERROR(ledger->LoadMeta());
@@ -402,6 +411,7 @@ RocksDbLedger::~RocksDbLedger() {
   }
   if (db_) {
     for (auto* cf : cfs_) {
+      if (cf == nullptr) continue;  // a read-only open without the chunks column family
       // Ignoring the status is deliberate: a handle that fails to close leaks nothing we can free.
       (void)db_->DestroyColumnFamilyHandle(cf);
     }
@@ -542,10 +552,18 @@ Result<CommitResult> RocksDbLedger::Commit(UnitOfWork unit) {
   CL_RETURN_IF_ERROR(ValidateUnit(unit));
   // Compression runs here, on the caller's thread, while another group may be writing.
   if (unit.stored_raw.size() != unit.inputs.size()) PrepareUnit(&unit);
+  if (!options_.chunk_large_raw) {
+    for (size_t i = 0; i < unit.inputs.size(); ++i) {
+      if (IsChunkedRawValue(unit.stored_raw[i])) {
+        EncodeRawValue(std::get<model::WatchEvent>(unit.inputs[i]).raw, &unit.stored_raw[i]);
+      }
+    }
+  }
   std::function<void()> on_queued = std::move(unit.on_queued);
   unit.on_queued = nullptr;
   Writer w;
   w.unit = &unit;
+  CL_RETURN_IF_ERROR(FindStoredChunks(unit, &w.chunks));
   std::unique_lock<std::mutex> l(mu_);
   if (!poisoned_.ok()) return poisoned_;
   queue_.push_back(&w);
@@ -652,8 +670,7 @@ Status RocksDbLedger::PrepareGroup(Group* g, size_t bytes) {
   Status status;
   g->results.resize(g->writers.size());
   for (size_t i = 0; i < g->writers.size() && status.ok(); ++i) {
-    status =
-        AddUnit(g->writers[i]->unit, g->view.get(), g->batch.get(), &g->next, &g->results[i], now);
+    status = AddUnit(*g->writers[i], g->view.get(), g->batch.get(), &g->next, &g->results[i], now);
     g->records += g->writers[i]->unit->inputs.size() + g->writers[i]->unit->decisions.size();
   }
   if (status.ok()) status = g->view->Flush(g->batch.get());
@@ -725,8 +742,9 @@ std::unique_lock<std::mutex> RocksDbLedger::ExcludeCommits() {
   return maintenance;
 }
 
-Status RocksDbLedger::AddUnit(UnitOfWork* unit, ViewStore* overlay, rocksdb::WriteBatch* batch,
+Status RocksDbLedger::AddUnit(const Writer& writer, ViewStore* overlay, rocksdb::WriteBatch* batch,
                               Counters* next, CommitResult* result, Time now) {
+  UnitOfWork* unit = writer.unit;
   auto put = [batch, this](Cf cf, const std::string& key, std::string_view value) {
     return FromRocks(batch->Put(cfs_[cf], key, rocksdb::Slice(value.data(), value.size())),
                      "batch");
@@ -747,7 +765,7 @@ Status RocksDbLedger::AddUnit(UnitOfWork* unit, ViewStore* overlay, rocksdb::Wri
       // The log record is the normalized event; its raw bytes go to the raw column family,
       // compressed by PrepareUnit() before the unit queued.
       const std::string& stored = unit->stored_raw[i];
-      if (!stored.empty()) CL_RETURN_IF_ERROR(put(kRawCf, seq_key, stored));
+      if (!stored.empty()) CL_RETURN_IF_ERROR(PutRaw(writer.chunks, seq_key, stored, batch));
       ev->raw.swap(no_raw);  // encode the record without them (swapped back below)
       keys::EncodeLogValueTo(now, 0, in, &record);
       ev->raw.swap(no_raw);

@@ -11,10 +11,12 @@
 #include <mutex>
 #include <shared_mutex>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "store/cronjob_index.h"
 #include "store/ledger.h"
+#include "store/raw_chunks.h"
 
 namespace cronledger::store {
 
@@ -29,6 +31,8 @@ enum Cf : size_t {
   kAuditCf,
   kQuarantineCf,
   kMetaCf,
+  // Added after the others: a read-only open of a store written before it opens without it.
+  kChunksCf,
   kCfCount,
 };
 const char* CfName(Cf cf);
@@ -146,8 +150,25 @@ class RocksDbLedger final : public Ledger {
       const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn);
   // Appends `unit` to `batch`, advancing `next` and filling `result`. Reads the view through
   // `overlay`, which holds the group's earlier writes.
-  Status AddUnit(UnitOfWork* unit, ViewStore* overlay, rocksdb::WriteBatch* batch, Counters* next,
-                 CommitResult* result, Time now);
+  Status AddUnit(const Writer& writer, ViewStore* overlay, rocksdb::WriteBatch* batch,
+                 Counters* next, CommitResult* result, Time now);
+  // Raw format 3 (store/raw_chunks.h). On the committing caller's thread: the chunks of `unit`
+  // that the store holds already though they are not known yet (looked up, into *lookup). In the
+  // commit leader: puts a prepared raw value into `batch`, with those of its chunks that are
+  // neither known nor found by that lookup. A sweep invalidates lookups made before it ended.
+  struct ChunkLookup {
+    std::vector<ChunkId> stored;  // found in the store
+    uint64_t epoch = 0;           // chunk_epoch_ when looked up
+  };
+  Status FindStoredChunks(const UnitOfWork& unit, ChunkLookup* lookup);
+  Status PutRaw(const ChunkLookup& lookup, const std::string& seq_key, std::string_view prepared,
+                rocksdb::WriteBatch* batch);
+  // Retention (under ExcludeCommits): deletes the chunks no `raw` value refers to.
+  Status SweepChunks();
+  Status SweepUnreferencedChunks();
+  // Decodes a `raw` value of input `seq`, reading its chunks at `snapshot` (null = latest).
+  Status DecodeRaw(uint64_t seq, std::string_view stored, const rocksdb::Snapshot* snapshot,
+                   std::string* out);
   // Commit's stages (see Commit in rocksdb_ledger.cc): builds group `g`'s batch (holds
   // maintenance_mu_); marks the groups in flight after `failed_group` and fails the queued units;
   // completes a group's units; wakes the next leader. *Locked: caller holds mu_.
@@ -233,6 +254,14 @@ class RocksDbLedger final : public Ledger {
   // used by the commit leader only, in AddUnit (under maintenance_mu_).
   cronjob_index::JobTemplateWriter job_templates_;
   uint64_t index_units_ = 0;
+  // Chunk ids known to be in the `chunks` column family or in a group prepared before (written
+  // before any later group, or the ledger fails every later commit): a chunk is written once.
+  // Bounded: when full it starts over, which only costs a lookup per chunk. A sweep clears it and
+  // advances chunk_epoch_, which voids the lookups made before the sweep ended. Guarded by
+  // chunk_mu_.
+  std::mutex chunk_mu_;
+  std::unordered_set<ChunkId, ChunkIdHash> known_chunks_;
+  uint64_t chunk_epoch_ = 0;
 
   // SyncMode::kBatch: unsynced records and the background fsync.
   std::mutex sync_mu_;

@@ -85,7 +85,7 @@ Status RocksDbLedger::ScanStoredInputs(uint64_t from_seq,
       const std::string key = keys::Be64(in.seq);
       if (!raw_it->Valid() || raw_it->key().compare(key) < 0) raw_it->Seek(key);
       if (raw_it->Valid() && raw_it->key() == rocksdb::Slice(key)) {
-        CL_RETURN_IF_ERROR(DecodeRawValueOf(in.seq, ToView(raw_it->value()), &raw));
+        CL_RETURN_IF_ERROR(DecodeRaw(in.seq, ToView(raw_it->value()), scope.snapshot(), &raw));
         in.has_raw = true;
         in.raw = raw;
       }

@@ -3,15 +3,16 @@
 
 #include <gtest/gtest.h>
 
+#include "model/sha256.h"
 #include "reconciler/job_builder.h"
 #include "replay/bundle.h"
 #include "replay/engine.h"
-#include "replay/sha256.h"
 #include "tests/replay/sim_world.h"
 
 namespace cronledger::replay {
 namespace {
 
+using model::Sha256;
 using testing::At;
 using testing::SimWorld;
 

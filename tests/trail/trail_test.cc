@@ -11,8 +11,8 @@
 #include <fstream>
 #include <memory>
 
+#include "model/sha256.h"
 #include "replay/bundle.h"
-#include "replay/sha256.h"
 #include "store/keys.h"
 #include "store/trail_store.h"
 #include "tests/replay/sim_world.h"
@@ -21,6 +21,7 @@
 namespace cronledger::replay::trail {
 namespace {
 
+using model::Sha256;
 using testing::At;
 using testing::SimWorld;
 

@@ -1,4 +1,4 @@
-#include "replay/sha256.h"
+#include "model/sha256.h"
 
 #include <cstring>
 
@@ -8,7 +8,7 @@
 #define CRONLEDGER_SHA_NI 1
 #endif
 
-namespace cronledger::replay {
+namespace cronledger::model {
 namespace {
 
 constexpr std::array<uint32_t, 64> kRound = {
@@ -221,4 +221,4 @@ std::string Sha256::Hex(const Digest& d) {
   return out;
 }
 
-}  // namespace cronledger::replay
+}  // namespace cronledger::model

@@ -1,7 +1,8 @@
 #pragma once
 
-// SHA-256 (FIPS 180-4), written here so the replay digest needs no new dependency. Streaming:
-// Update() any number of times, then Finish() once. Not thread-safe; cheap to copy.
+// SHA-256 (FIPS 180-4), written here so the replay digest and the store's chunk ids need no new
+// dependency. Streaming: Update() any number of times, then Finish() once. Not thread-safe; cheap
+// to copy.
 //
 // Two block functions compute the same thing: the x86 SHA extensions (SHA-NI, used when the CPU
 // reports them, detected once at run time) and portable C++ (everything else, and on request).
@@ -12,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-namespace cronledger::replay {
+namespace cronledger::model {
 
 class Sha256 {
  public:
@@ -48,4 +49,4 @@ class Sha256 {
   uint64_t length_ = 0;  // bytes
 };
 
-}  // namespace cronledger::replay
+}  // namespace cronledger::model
