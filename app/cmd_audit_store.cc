@@ -54,13 +54,13 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   flags.Value("poll-interval").Value("output", "o").Switch("until-caught-up");
   Status bad = flags.Parse(args);
   audit_store::AuditStoreOptions options;
+  auto format = ParseOutputFormat(flags.GetOr("output", "table"));
+  if (bad.ok() && !format.ok()) bad = format.status();
   if (bad.ok() && !flags.Has("kafka-brokers")) {
     bad = Status::InvalidArgument("--kafka-brokers is required");
   }
   if (bad.ok() && !flags.Has("data-dir")) bad = Status::InvalidArgument("--data-dir is required");
   Duration interval = std::chrono::seconds(1);
-  auto format = ParseOutputFormat(flags.GetOr("output", "table"));
-  if (bad.ok() && !format.ok()) bad = format.status();
   if (bad.ok() && flags.Has("poll-interval")) {
     auto d = ParseGoDuration(*flags.Get("poll-interval"));
     if (!d.ok() || *d <= Duration::zero()) {
