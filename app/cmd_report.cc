@@ -1,11 +1,16 @@
 // `cronledger report adherence`: per CronJob, what happened to every expected fire time of a
 // window (docs/audit.md "Adherence").
 #include <cstdio>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "app/command.h"
 #include "app/flags.h"
 #include "app/output.h"
 #include "app/support_audit.h"
+#include "app/support_audit_store.h"
 #include "app/system_clock.h"
 #include "audit/adherence.h"
 #include "audit/divergences.h"
@@ -23,7 +28,8 @@ constexpr const char* kUsage =
     "pending, Job outcomes, the adherence percentage and the shadow auditor's divergences by\n"
     "kind. The window defaults to the 24 hours before the ledger's last decision. json and yaml\n"
     "add the totals beside the items. --slots adds every fire time and divergence record\n"
-    "(json/yaml).\n"
+    "(json/yaml). On an audit store (cronledger audit-store), every source's ledger, merged:\n"
+    "one counted record per fire time, the other sources' records kept in alsoDecidedBy.\n"
     "T: an RFC 3339 time, or a duration before now like kubectl's (--since 1h).\n";
 
 int Usage(const CommandIo& io, const std::string& why) {
@@ -58,19 +64,43 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   if (!until.ok()) return Usage(io, until.status().message());
   auto tzdb = model::OpenSystemTimeZoneDb({flags.GetOr("zoneinfo", "/usr/share/zoneinfo"), "UTC"});
   if (!tzdb.ok()) return Usage(io, "--zoneinfo: " + tzdb.status().message());
-  auto ledger = OpenLedgerForAudit(flags.GetOr("data-dir", "./data"), kOneShotRefresh);
-  if (!ledger.ok()) {
-    std::fprintf(io.err, "cronledger report: %s\n", ledger.status().ToString().c_str());
-    return kExitFailure;
+  // A ledger, or an audit store (`cronledger audit-store`): every source's ledger, merged.
+  const std::string data_dir = flags.GetOr("data-dir", "./data");
+  std::vector<std::pair<std::string, std::unique_ptr<store::Ledger>>> ledgers;
+  if (audit_store::IsAuditStoreDir(data_dir)) {
+    auto opened = audit_store::OpenAuditStoreSources(data_dir, kOneShotRefresh);
+    if (!opened.ok()) {
+      std::fprintf(io.err, "cronledger report: %s\n", opened.status().ToString().c_str());
+      return kExitFailure;
+    }
+    ledgers = std::move(*opened);
+  } else {
+    auto ledger = OpenLedgerForAudit(data_dir, kOneShotRefresh);
+    if (!ledger.ok()) {
+      std::fprintf(io.err, "cronledger report: %s\n", ledger.status().ToString().c_str());
+      return kExitFailure;
+    }
+    ledgers.emplace_back("", std::move(*ledger));
   }
   if (!*until) {
-    auto horizon = audit::LedgerHorizon(**ledger);
-    if (!horizon.ok() || !*horizon) return Usage(io, "--until is required: no decisions yet");
-    *until = (*horizon)->TruncateToSecond().AddSeconds(1);
+    std::optional<Time> latest;
+    for (auto& [source, ledger] : ledgers) {
+      auto horizon = audit::LedgerHorizon(*ledger);
+      if (horizon.ok() && *horizon && (!latest || *latest < **horizon)) latest = **horizon;
+    }
+    if (!latest) return Usage(io, "--until is required: no decisions yet");
+    *until = latest->TruncateToSecond().AddSeconds(1);
   }
   o.until = **until;
   o.since = *since ? **since : o.until.AddSeconds(-24 * 3600);
-  auto report = audit::ComputeAdherence(**ledger, **tzdb, o);
+  Result<audit::AdherenceReport> report = Status::Internal("no report");
+  if (ledgers.size() == 1 && ledgers.front().first.empty()) {
+    report = audit::ComputeAdherence(*ledgers.front().second, **tzdb, o);
+  } else {
+    std::vector<audit::SourceLedger> sources;
+    for (auto& [source, ledger] : ledgers) sources.push_back({source, ledger.get()});
+    report = audit::ComputeMergedAdherence(sources, **tzdb, o);
+  }
   if (!report.ok()) {
     std::fprintf(io.err, "cronledger report: %s\n", report.status().ToString().c_str());
     return report.status().code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <set>
 #include <utility>
 
+#include "app/support_audit.h"
 #include "app/support_stream_records.h"
 #include "emit/ledger_record.h"
 #include "model/json.h"
@@ -103,6 +105,33 @@ std::optional<std::string> SourceOfDirName(std::string_view dir) {
     i += 2;
   }
   if (SourceDirName(out) != dir) return std::nullopt;
+  return out;
+}
+
+bool IsAuditStoreDir(const std::string& dir) {
+  std::error_code ec;
+  return fs::is_directory(fs::path(dir) / kSourcesDir, ec) &&
+         !fs::exists(fs::path(dir) / "CURRENT", ec);
+}
+
+Result<std::vector<std::pair<std::string, std::unique_ptr<store::Ledger>>>> OpenAuditStoreSources(
+    const std::string& dir, Duration refresh) {
+  std::vector<std::pair<std::string, std::string>> found;  // source, directory
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(dir) / kSourcesDir, ec)) {
+    if (!e.is_directory()) continue;
+    if (auto source = SourceOfDirName(e.path().filename().string())) {
+      found.emplace_back(*source, e.path().string());
+    }
+  }
+  if (ec) return Status::IoError("audit store: cannot list " + dir + ": " + ec.message());
+  if (found.empty()) return Status::NotFound("the audit store " + dir + " holds no source yet");
+  std::sort(found.begin(), found.end());
+  std::vector<std::pair<std::string, std::unique_ptr<store::Ledger>>> out;
+  for (auto& [source, path] : found) {
+    CL_ASSIGN_OR_RETURN(auto ledger, OpenLedgerForAudit(path, refresh));
+    out.emplace_back(source, std::move(ledger));
+  }
   return out;
 }
 

@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "emit/kafka_config.h"
@@ -88,6 +89,14 @@ struct RoundReport {
 // digits, '-', '_' and '.' only (not starting with '.'), else those characters kept and every
 // other byte as %XX; "" (records without the header) is "%".
 std::string SourceDirName(std::string_view source);
+
+// Whether `dir` is an audit store (it has `sources/` and no ledger of its own).
+bool IsAuditStoreDir(const std::string& dir);
+
+// Every source's copy in the audit store `dir`, opened read-only like OpenLedgerForAudit (so
+// while `audit-store` writes), by source. NotFound when it holds no source yet.
+Result<std::vector<std::pair<std::string, std::unique_ptr<store::Ledger>>>> OpenAuditStoreSources(
+    const std::string& dir, Duration refresh);
 
 class AuditStore {
  public:

@@ -71,22 +71,6 @@ Status ExpectedTimes(const std::vector<PolicySpan>& spans, Time after, Time stop
   return Status::Ok();
 }
 
-void Classify(const Slot& slot, CronJobAdherence* a) {
-  if (!slot.expected) {
-    ++a->unexpected;
-  } else {
-    ++a->expected;
-    if (slot.status == "created") ++a->created;
-    if (slot.status == "skipped") {
-      ++a->skipped;
-      ++a->skipped_by_reason[slot.reason];
-    }
-    if (slot.status == "pending") ++a->pending;
-    if (slot.held) ++a->pending_held;
-    if (slot.status == "unaccounted") ++a->unaccounted;
-  }
-}
-
 // The controller's accounting for the CronJob (the `state` blob written with every pass:
 // {"uid", "accounting": model::EncodeAccountingState}, controller/reconcile_pass.cc), when it
 // belongs to this incarnation (same uid). nullopt when there is none (never reconciled, deleted, a
@@ -224,6 +208,22 @@ Result<CronJobAdherence> CronJobSlots(store::Ledger& ledger, const model::TimeZo
   for (const Slot& slot : slots) Classify(slot, &a);
   a.slots = std::move(slots);
   return a;
+}
+
+void Classify(const Slot& slot, CronJobAdherence* a) {
+  if (!slot.expected) {
+    ++a->unexpected;
+  } else {
+    ++a->expected;
+    if (slot.status == "created") ++a->created;
+    if (slot.status == "skipped") {
+      ++a->skipped;
+      ++a->skipped_by_reason[slot.reason];
+    }
+    if (slot.status == "pending") ++a->pending;
+    if (slot.held) ++a->pending_held;
+    if (slot.status == "unaccounted") ++a->unaccounted;
+  }
 }
 
 void FillFromRecord(const model::Decision& rec, Slot* slot) {

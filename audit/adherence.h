@@ -61,6 +61,11 @@ struct Slot {
   std::string outcome;    // created: "succeeded" | "failed" | "running" | "unknown"
   bool held = false;      // pending before the horizon: held by the controller's accounting
   bool expected = true;   // false: a terminal record for a time the schedule did not expect
+  // Merged reports (ComputeMergedAdherence): the source whose record this slot counts (or, with
+  // no record, whose view says pending/unaccounted), and the terminal records other sources made
+  // for the same time (each with its source), kept but not counted. Empty for one ledger.
+  std::string source;
+  std::vector<Slot> also_decided_by;
 };
 
 struct CronJobAdherence {
@@ -107,6 +112,22 @@ std::optional<double> ExecutedPercent(const CronJobAdherence& a);
 // empty window or too many fire times; the ledger's errors otherwise.
 Result<AdherenceReport> ComputeAdherence(store::Ledger& ledger, const model::TimeZoneDb& tzdb,
                                          const AdherenceOptions& options);
+
+// One source's ledger of a deployment's audit store (`cronledger audit-store`).
+struct SourceLedger {
+  std::string source;
+  store::Ledger* ledger = nullptr;
+};
+
+// The report over several sources' ledgers (replicas that owned CronJobs in turn), one row per
+// CronJob. Per fire time: a terminal record of any source counts (createJob before skipped, then
+// the first source by name), and the other sources' terminal records for that time are kept in
+// Slot::also_decided_by, not counted; with no terminal record anywhere the time is pending when
+// any source still has it pending, else unaccounted. The horizon is the latest source's. Counts,
+// skew and outcomes are recomputed from the merged slots; divergences are summed.
+Result<AdherenceReport> ComputeMergedAdherence(const std::vector<SourceLedger>& sources,
+                                               const model::TimeZoneDb& tzdb,
+                                               const AdherenceOptions& options);
 
 // The time of the last decision in the ledger; nullopt when there is none.
 Result<std::optional<Time>> LedgerHorizon(store::Ledger& ledger);

@@ -27,4 +27,7 @@ Result<CronJobAdherence> CronJobSlots(store::Ledger& ledger, const model::TimeZo
 
 void FillFromRecord(const model::Decision& rec, Slot* slot);
 
+// Counts one slot into the row's expected/created/skipped/pending/unaccounted/unexpected.
+void Classify(const Slot& slot, CronJobAdherence* a);
+
 }  // namespace cronledger::audit

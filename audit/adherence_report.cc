@@ -188,4 +188,114 @@ Result<AdherenceReport> ComputeAdherence(store::Ledger& ledger, const model::Tim
   return report;
 }
 
+namespace {
+
+bool IsTerminalSlot(const Slot& s) { return s.status == "created" || s.status == "skipped"; }
+
+// Which of two candidates for one fire time a merged report counts.
+bool Counts(const Slot& a, const Slot& b) {
+  const int ra = a.status == "created"   ? 0
+                 : a.status == "skipped" ? 1
+                 : a.status == "pending" ? 2
+                                         : 3;
+  const int rb = b.status == "created"   ? 0
+                 : b.status == "skipped" ? 1
+                 : b.status == "pending" ? 2
+                                         : 3;
+  if (ra != rb) return ra < rb;
+  return a.source < b.source;
+}
+
+// One CronJob's rows from several sources as one row: slots merged per fire time, counts redone.
+CronJobAdherence MergeRows(std::vector<CronJobAdherence*>& rows) {
+  CronJobAdherence m;
+  m.namespace_ = rows.front()->namespace_;
+  m.name = rows.front()->name;
+  m.in_view = false;
+  std::map<Time, std::vector<Slot>> by_time;
+  for (CronJobAdherence* r : rows) {
+    if (r->in_view && !m.in_view) {
+      m.in_view = true;
+      m.uid = r->uid;
+    }
+    if (m.uid.empty()) m.uid = r->uid;
+    if (m.error.empty()) m.error = r->error;
+    for (std::string& e : r->schedule_errors) {
+      if (std::find(m.schedule_errors.begin(), m.schedule_errors.end(), e) ==
+          m.schedule_errors.end()) {
+        m.schedule_errors.push_back(std::move(e));
+      }
+    }
+    for (const auto& [kind, n] : r->divergences_by_kind) m.divergences_by_kind[kind] += n;
+    for (Divergence& d : r->divergences) m.divergences.push_back(std::move(d));
+    for (Slot& s : r->slots) by_time[s.scheduled].push_back(std::move(s));
+  }
+  std::stable_sort(m.divergences.begin(), m.divergences.end(),
+                   [](const Divergence& x, const Divergence& y) { return x.time < y.time; });
+  for (auto& [t, candidates] : by_time) {
+    std::sort(candidates.begin(), candidates.end(), Counts);
+    Slot slot = std::move(candidates.front());
+    for (size_t i = 1; i < candidates.size(); ++i) {
+      slot.expected = slot.expected || candidates[i].expected;
+      if (!IsTerminalSlot(slot) && candidates[i].held) slot.held = true;
+      if (IsTerminalSlot(candidates[i])) slot.also_decided_by.push_back(std::move(candidates[i]));
+    }
+    m.slots.push_back(std::move(slot));
+  }
+  for (const Slot& s : m.slots) Classify(s, &m);
+  Summarize(&m);
+  return m;
+}
+
+}  // namespace
+
+Result<AdherenceReport> ComputeMergedAdherence(const std::vector<SourceLedger>& sources,
+                                               const model::TimeZoneDb& tzdb,
+                                               const AdherenceOptions& options) {
+  if (!(options.since < options.until)) {
+    return Status::InvalidArgument("since must be before until");
+  }
+  AdherenceOptions per_source = options;
+  per_source.with_slots = true;
+  std::vector<AdherenceReport> reports;
+  AdherenceReport merged;
+  merged.since = options.since;
+  merged.until = options.until;
+  for (const std::string& kind : DivergenceKinds()) merged.totals.divergences_by_kind[kind] = 0;
+  for (const SourceLedger& s : sources) {
+    Result<AdherenceReport> r = ComputeAdherence(*s.ledger, tzdb, per_source);
+    // A named CronJob that one source never saw is in another's.
+    if (!r.ok() && r.status().IsNotFound() && !options.name.empty()) continue;
+    if (!r.ok()) return r.status().WithContext("source " + s.source);
+    for (CronJobAdherence& a : r->items) {
+      for (Slot& slot : a.slots) slot.source = s.source;
+    }
+    if (r->horizon && (!merged.horizon || *merged.horizon < *r->horizon)) {
+      merged.horizon = r->horizon;
+    }
+    for (const auto& [kind, n] : r->totals.divergences_by_kind) {
+      merged.totals.divergences_by_kind[kind] += n;
+    }
+    reports.push_back(std::move(*r));
+  }
+  if (reports.empty() && !options.name.empty()) {
+    return Status::NotFound("no CronJob " + options.namespace_ + "/" + options.name +
+                            " in any source");
+  }
+  std::map<std::pair<std::string, std::string>, std::vector<CronJobAdherence*>> rows;
+  for (AdherenceReport& r : reports) {
+    for (CronJobAdherence& a : r.items) rows[{a.namespace_, a.name}].push_back(&a);
+  }
+  for (auto& [key, of_cronjob] : rows) {
+    CronJobAdherence m = MergeRows(of_cronjob);
+    AddTo(m, &merged.totals);
+    if (!options.with_slots) {
+      m.slots.clear();
+      m.divergences.clear();
+    }
+    merged.items.push_back(std::move(m));
+  }
+  return merged;
+}
+
 }  // namespace cronledger::audit

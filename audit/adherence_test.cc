@@ -238,3 +238,62 @@ TEST(AdherenceErrors, EmptyWindowAndUnknownCronJob) {
 
 }  // namespace
 }  // namespace cronledger::audit
+
+namespace cronledger::audit {
+namespace {
+
+// A handover between two replicas: "a" owned ns/hourly until 03:30 and decided 01:00-03:00, "b"
+// owned it from then on, decided 03:00 again (the slot both recorded) and 04:00-05:00. Each
+// replica's own report is incomplete; the merged one accounts every fire time once.
+TEST(MergedAdherence, AHandoverIsAccountedOnceAcrossSources) {
+  auto tzdb = model::OpenSystemTimeZoneDb({});
+  ASSERT_TRUE(tzdb.ok());
+  HandLedger a, b;
+  for (HandLedger* h : {&a, &b}) h->AddCronJob("ns", "hourly", "0 * * * *", At(0, 30));
+  a.Decide("ns", "hourly", At(1, 0, 1), DecisionAction::kCreateJob, At(1));
+  a.Decide("ns", "hourly", At(2, 0, 1), DecisionAction::kSkipped, At(2), "ConcurrencyForbid");
+  a.Decide("ns", "hourly", At(3, 0, 1), DecisionAction::kCreateJob, At(3));
+  b.Decide("ns", "hourly", At(3, 31), DecisionAction::kCreateJob, At(3));
+  b.Decide("ns", "hourly", At(4, 0, 2), DecisionAction::kCreateJob, At(4));
+  b.Decide("ns", "hourly", At(5, 0, 2), DecisionAction::kCreateJob, At(5));
+  AdherenceOptions o;
+  o.since = At(1);
+  o.until = At(5, 30);
+  o.with_slots = true;
+  o.with_outcomes = false;
+
+  auto alone = ComputeAdherence(a.ledger(), **tzdb, o);
+  ASSERT_TRUE(alone.ok());
+  EXPECT_EQ(alone->totals.unaccounted + alone->totals.pending, 2u);  // 04:00 and 05:00
+
+  auto r = ComputeMergedAdherence({{"b", &b.ledger()}, {"a", &a.ledger()}}, **tzdb, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->items.size(), 1u);
+  const CronJobAdherence& m = r->items[0];
+  EXPECT_EQ(m.expected, 5u);
+  EXPECT_EQ(m.created, 4u);
+  EXPECT_EQ(m.skipped, 1u);
+  EXPECT_EQ(m.unaccounted + m.pending + m.unexpected, 0u);
+  EXPECT_EQ(r->totals.created, 4u);
+  EXPECT_EQ(r->horizon, At(5, 0, 2));
+  ASSERT_EQ(m.slots.size(), 5u);
+  const std::vector<std::string> source = {"a", "a", "a", "b", "b"};
+  for (size_t i = 0; i < m.slots.size(); ++i) EXPECT_EQ(m.slots[i].source, source[i]) << i;
+  // 03:00: both recorded a createJob; "a" (first by name) counts, "b"'s is kept beside it.
+  ASSERT_EQ(m.slots[2].also_decided_by.size(), 1u);
+  EXPECT_EQ(m.slots[2].also_decided_by[0].source, "b");
+  EXPECT_EQ(m.slots[2].also_decided_by[0].status, "created");
+  EXPECT_TRUE(m.slots[3].also_decided_by.empty());
+
+  // One CronJob by name: found in whichever sources hold it.
+  o.namespace_ = "ns";
+  o.name = "hourly";
+  auto one = ComputeMergedAdherence({{"a", &a.ledger()}, {"b", &b.ledger()}}, **tzdb, o);
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(one->totals.created, 4u);
+  o.name = "nope";
+  EXPECT_TRUE(ComputeMergedAdherence({{"a", &a.ledger()}}, **tzdb, o).status().IsNotFound());
+}
+
+}  // namespace
+}  // namespace cronledger::audit

@@ -45,6 +45,11 @@ model::Json EncodeSlot(const Slot& s) {
   if (s.seq != 0) j["seq"] = s.seq;
   if (!s.expected) j["expected"] = false;
   if (s.held) j["held"] = true;
+  if (!s.source.empty()) j["source"] = s.source;
+  if (!s.also_decided_by.empty()) {
+    j["alsoDecidedBy"] = model::Json::array();
+    for (const Slot& o : s.also_decided_by) j["alsoDecidedBy"].push_back(EncodeSlot(o));
+  }
   return j;
 }
 

@@ -503,9 +503,8 @@ TEST_F(AuditStoreTest, CliFollowsTheTopicsAndEveryReadCommandWorksOnACopy) {
   const CliResult audit = Cli("audit -o json" + copy);
   ASSERT_EQ(audit.exit_code, 0) << audit.out;
   EXPECT_EQ((*model::ParseJson(audit.out))["items"].size(), decisions_);
-  const CliResult report =
-      Cli("report adherence --since 2024-01-01T00:00:00Z --until 2024-01-02T00:00:00Z -o json" +
-          copy);
+  const CliResult report = Cli(
+      "report adherence --since 2024-01-01T00:00:00Z --until 2024-01-02T00:00:00Z -o json" + copy);
   ASSERT_EQ(report.exit_code, 0) << report.out;
   EXPECT_FALSE((*model::ParseJson(report.out))["items"].empty()) << report.out;
 
@@ -542,6 +541,45 @@ TEST_F(AuditStoreTest, CliFollowsTheTopicsAndEveryReadCommandWorksOnACopy) {
   EXPECT_EQ(cut.exit_code, 1) << cut.out;
   EXPECT_NE(cut.out.find("replica-1: ascut.ledger waits for seq 1"), std::string::npos) << cut.out;
   EXPECT_EQ(Cli("audit-store --until-caught-up --data-dir " + dir).exit_code, 2);
+}
+
+TEST_F(AuditStoreTest, TheAdherenceReportOfTheStoreCountsEachFireTimeOnce) {
+  // Two sources that decided the same fire times (a handover in which both the old and the new
+  // owner recorded a terminal record for each): the merged report counts each once, keeps the
+  // other source's record beside it, and its totals are those of one replica's ledger.
+  CreateTopics("asmerge");
+  EmitBoth("asmerge", 0, 0, "replica-b");
+  EmitBoth("asmerge", 0, 0, "replica-a");
+  const std::string dir = dir_.Sub("merge");
+  ASSERT_EQ(Cli("audit-store --until-caught-up --kafka-brokers " + cluster_.bootstraps() +
+                " --kafka-topic-prefix asmerge --data-dir " + dir)
+                .exit_code,
+            0);
+  const std::string window =
+      "report adherence --since 2024-01-01T00:00:00Z --until 2024-01-02T00:00:00Z -o json ";
+  const CliResult one = Cli(window + "--data-dir " + dir + "/sources/replica-a");
+  const CliResult merged = Cli(window + "--slots --data-dir " + dir);
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  ASSERT_EQ(merged.exit_code, 0) << merged.out;
+  const model::Json o = model::ParseJson(one.out).value();
+  const model::Json m = model::ParseJson(merged.out).value();
+  EXPECT_EQ(m["totals"], o["totals"]);
+  ASSERT_EQ(m["items"].size(), o["items"].size());
+  uint64_t terminal = 0;
+  for (const model::Json& row : m["items"]) {
+    for (const model::Json& slot : row["slots"]) {
+      EXPECT_EQ(slot["source"], "replica-a") << slot.dump();
+      if (slot["status"] != "created" && slot["status"] != "skipped") continue;
+      ++terminal;
+      ASSERT_EQ(slot["alsoDecidedBy"].size(), 1u) << slot.dump();
+      EXPECT_EQ(slot["alsoDecidedBy"][0]["source"], "replica-b");
+      EXPECT_EQ(slot["alsoDecidedBy"][0]["seq"], slot["seq"]);
+    }
+  }
+  EXPECT_GT(terminal, 5u);
+  EXPECT_EQ(terminal, o["totals"]["created"].get<uint64_t>() +
+                          o["totals"]["skipped"].get<uint64_t>() +
+                          o["totals"]["unexpected"].get<uint64_t>());
 }
 
 }  // namespace
