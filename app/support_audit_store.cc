@@ -265,58 +265,61 @@ Status AuditStore::Drain(const std::string& source, RoundState* round) {
   state.dir = (fs::path(options_.data_dir) / kSourcesDir / SourceDirName(source)).string();
   CL_ASSIGN_OR_RETURN(store::LedgerMeta meta, ledger->Meta());
 
-  // Inputs: the run that follows the stored seq, in units that share one recorded time.
+  // Commits the run of `held` that follows `last` (records at or below it are repeats, dropped)
+  // in units of at most kUnitRecords, each ended early when `add` refuses the next record, and
+  // returns the new last seq.
+  auto commit_run = [&](auto& held, uint64_t last, auto start_unit, auto add, auto last_of,
+                        uint64_t* added) -> Result<uint64_t> {
+    while (!held.empty() && held.begin()->first <= last) {
+      held.erase(held.begin());
+      ++round->report.duplicates;
+    }
+    while (!held.empty() && held.begin()->first == last + 1) {
+      store::UnitOfWork unit = start_unit(held.begin()->second.record);
+      size_t n = 0;
+      while (!held.empty() && held.begin()->first == last + 1 && n < kUnitRecords &&
+             add(&unit, held.begin()->second.record)) {
+        held.erase(held.begin());
+        ++last;
+        ++n;
+      }
+      CL_ASSIGN_OR_RETURN(store::CommitResult r, ledger->Commit(std::move(unit)));
+      if (last_of(r) != last) {
+        return Status::Internal("audit store: the copy of '" + source + "' stored seq " +
+                                std::to_string(last_of(r)) + " for seq " + std::to_string(last));
+      }
+      *added += n;
+    }
+    return last;
+  };
+  // Inputs: units share one recorded time (the copy keeps each record's).
   auto& inputs = waiting_->inputs[source];
-  uint64_t last = meta.last_input_seq;
-  while (!inputs.empty() && inputs.begin()->first <= last) {
-    inputs.erase(inputs.begin());
-    ++round->report.duplicates;
-  }
-  while (!inputs.empty() && inputs.begin()->first == last + 1) {
-    store::UnitOfWork unit;
-    unit.recorded_at = inputs.begin()->second.record.recorded_at;
-    while (!inputs.empty() && inputs.begin()->first == last + 1 &&
-           inputs.begin()->second.record.recorded_at == unit.recorded_at &&
-           unit.inputs.size() < kUnitRecords) {
-      unit.inputs.push_back(std::move(inputs.begin()->second.record.input));
-      inputs.erase(inputs.begin());
-      ++last;
-    }
-    const size_t n = unit.inputs.size();
-    CL_ASSIGN_OR_RETURN(store::CommitResult r, ledger->Commit(std::move(unit)));
-    if (r.last_input_seq != last) {
-      return Status::Internal("audit store: the copy of '" + source + "' stored input seq " +
-                              std::to_string(r.last_input_seq) + " for seq " +
-                              std::to_string(last));
-    }
-    state.inputs_added += n;
-  }
-  state.last_input_seq = last;
-
+  CL_ASSIGN_OR_RETURN(
+      state.last_input_seq,
+      commit_run(
+          inputs, meta.last_input_seq,
+          [](const store::LogRecord& first) {
+            store::UnitOfWork unit;
+            unit.recorded_at = first.recorded_at;
+            return unit;
+          },
+          [](store::UnitOfWork* unit, store::LogRecord& r) {
+            if (r.recorded_at != unit->recorded_at) return false;
+            unit->inputs.push_back(std::move(r.input));
+            return true;
+          },
+          [](const store::CommitResult& r) { return r.last_input_seq; }, &state.inputs_added));
   auto& decisions = waiting_->decisions[source];
-  last = meta.last_decision_seq;
-  while (!decisions.empty() && decisions.begin()->first <= last) {
-    decisions.erase(decisions.begin());
-    ++round->report.duplicates;
-  }
-  while (!decisions.empty() && decisions.begin()->first == last + 1) {
-    store::UnitOfWork unit;
-    while (!decisions.empty() && decisions.begin()->first == last + 1 &&
-           unit.decisions.size() < kUnitRecords) {
-      unit.decisions.push_back(std::move(decisions.begin()->second.record));
-      decisions.erase(decisions.begin());
-      ++last;
-    }
-    const size_t n = unit.decisions.size();
-    CL_ASSIGN_OR_RETURN(store::CommitResult r, ledger->Commit(std::move(unit)));
-    if (r.last_decision_seq != last) {
-      return Status::Internal("audit store: the copy of '" + source + "' stored decision seq " +
-                              std::to_string(r.last_decision_seq) + " for seq " +
-                              std::to_string(last));
-    }
-    state.decisions_added += n;
-  }
-  state.last_decision_seq = last;
+  CL_ASSIGN_OR_RETURN(state.last_decision_seq,
+                      commit_run(
+                          decisions, meta.last_decision_seq,
+                          [](const model::Decision&) { return store::UnitOfWork(); },
+                          [](store::UnitOfWork* unit, model::Decision& d) {
+                            unit->decisions.push_back(std::move(d));
+                            return true;
+                          },
+                          [](const store::CommitResult& r) { return r.last_decision_seq; },
+                          &state.decisions_added));
 
   state.waiting_inputs = inputs.size();
   state.input_waits_for = inputs.empty() ? 0 : state.last_input_seq + 1;

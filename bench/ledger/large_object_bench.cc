@@ -20,11 +20,14 @@
 #include <string>
 #include <vector>
 
+#include "bench/median.h"
 #include "store/ledger.h"
 #include "store/test_util.h"
 
 namespace cronledger {
 namespace {
+
+using bench::Median;
 
 using Clock = std::chrono::steady_clock;
 
@@ -133,11 +136,6 @@ Figures Run(const std::string& path, bool chunked, const std::string& annotation
   }
   f.get_ms = Ms(get_start) / kGets;
   return f;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace

@@ -32,6 +32,7 @@
 #include <thread>
 
 #include "bench/cpu_time.h"
+#include "bench/median.h"
 #include "ingest/stream_ingest.h"
 #include "ingest/test_events.h"
 #include "store/ledger.h"
@@ -40,6 +41,8 @@
 
 namespace cronledger {
 namespace {
+
+using bench::Median;
 
 using Clock = std::chrono::steady_clock;
 constexpr size_t kBatch = 1024;
@@ -346,11 +349,6 @@ void PrintByteBreakdown(const std::string& path, uint64_t events) {
   }
   std::printf("    WAL files: %.1f MB (%.0f bytes/event)\n", wal / 1e6,
               static_cast<double>(wal) / static_cast<double>(events));
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace
