@@ -1,8 +1,13 @@
 // `cronledger why NS/NAME --scheduled T | --at T`: what happened to a fire time, and why, from
 // the replayed history (docs/replay.md "why").
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 #include "app/command.h"
+#include "app/support_audit_store.h"
 #include "app/support_replay.h"
 #include "replay/explain.h"
 
@@ -13,7 +18,9 @@ using namespace replay_cli;  // NOLINT: the replay commands' shared plumbing
 
 constexpr const char* kUsage =
     "usage: cronledger why NS/NAME (--scheduled T | --at T) [--data-dir DIR | --bundle F]\n"
-    "                      [-o table|json|yaml|csv]\n";
+    "                      [-o table|json|yaml|csv]\n"
+    "On an audit store (cronledger audit-store) every source's ledger is asked: the answer\n"
+    "comes from the source that recorded the fire time, and names what the others say.\n";
 
 Result<replay::WhyQuery> Query(const Flags& flags) {
   if (flags.positionals().size() != 1) return Status::InvalidArgument("want one NS/NAME");
@@ -33,6 +40,62 @@ Result<replay::WhyQuery> Query(const Flags& flags) {
   return q;
 }
 
+Result<replay::Why> ExplainOne(const Flags& flags, const replay::WhyQuery& query) {
+  CL_ASSIGN_OR_RETURN(History history, OpenHistory(flags));
+  return replay::Explain(*history.source, query);
+}
+
+// How much an answer says about the fire time: a record of what happened first.
+int Rank(const replay::Why& w) {
+  static const char* const kOrder[] = {"created",   "skipped",         "pending",
+                                       "no record", "not a fire time", "unknown CronJob"};
+  for (int i = 0; i < 6; ++i) {
+    if (w.verdict == kOrder[i]) return i;
+  }
+  return 6;
+}
+
+// An audit store (`cronledger audit-store`): the question asked of every source's ledger. The
+// answer is the one with a record (the latest fire time first, for --at), from the first such
+// source by name; what the other sources' ledgers say is added (`otherSources`), as a handover
+// leaves a fire time in two of them.
+Result<replay::Why> ExplainAcrossSources(const std::string& dir, const replay::WhyQuery& query) {
+  CL_ASSIGN_OR_RETURN(auto ledgers,
+                      audit_store::OpenAuditStoreSources(dir, std::chrono::hours(24)));
+  std::vector<std::pair<std::string, replay::Why>> answers;
+  for (auto& [source, ledger] : ledgers) {
+    replay::LedgerSource history(*ledger);
+    auto why = replay::Explain(history, query);
+    if (!why.ok()) return why.status().WithContext("source " + source);
+    answers.emplace_back(source, std::move(*why));
+  }
+  std::stable_sort(answers.begin(), answers.end(), [](const auto& a, const auto& b) {
+    const replay::Why& x = a.second;
+    const replay::Why& y = b.second;
+    if (x.scheduled != y.scheduled) return x.scheduled > y.scheduled;
+    return Rank(x) < Rank(y);
+  });
+  replay::Why chosen = std::move(answers.front().second);
+  const std::string& source = answers.front().first;
+  chosen.facts["source"] = source;
+  chosen.sentences.insert(chosen.sentences.begin(), "From the ledger of source " + source + ".");
+  model::Json others = model::Json::array();
+  for (size_t i = 1; i < answers.size(); ++i) {
+    const replay::Why& w = answers[i].second;
+    model::Json o = {{"source", answers[i].first}, {"verdict", w.verdict}};
+    if (w.scheduled) o["scheduledTime"] = FormatRfc3339(*w.scheduled);
+    if (!w.reason.empty()) o["reason"] = w.reason;
+    others.push_back(std::move(o));
+    if (w.scheduled == chosen.scheduled && Rank(w) <= 1) {
+      chosen.sentences.push_back("The ledger of source " + answers[i].first + " also records it: " +
+                                 w.verdict + (w.reason.empty() ? "" : " (" + w.reason + ")") + ".");
+    }
+  }
+  chosen.facts["otherSources"] = std::move(others);
+  chosen.facts["sentences"] = chosen.sentences;
+  return chosen;
+}
+
 int Run(const std::vector<std::string>& args, const CommandIo& io) {
   Flags flags;
   flags.Value("data-dir").Value("output", "o").Value("scheduled").Value("at").Value("bundle");
@@ -45,12 +108,10 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
                  (query.ok() ? format.status() : query.status()).message().c_str(), kUsage);
     return kExitUsage;
   }
-  auto history = OpenHistory(flags);
-  if (!history.ok()) {
-    std::fprintf(io.err, "cronledger why: %s\n", history.status().ToString().c_str());
-    return kExitFailure;
-  }
-  auto why = replay::Explain(*history->source, *query);
+  const std::string data_dir = flags.GetOr("data-dir", "./data");
+  auto why = !flags.Has("bundle") && audit_store::IsAuditStoreDir(data_dir)
+                 ? ExplainAcrossSources(data_dir, *query)
+                 : ExplainOne(flags, *query);
   if (!why.ok()) {
     std::fprintf(io.err, "cronledger why: %s\n", why.status().ToString().c_str());
     return kExitFailure;

@@ -577,6 +577,33 @@ TEST_F(AuditStoreTest, TheAdherenceReportOfTheStoreCountsEachFireTimeOnce) {
     }
   }
   EXPECT_GT(terminal, 5u);
+
+  // why on the store: the answer of the source that recorded the fire time, and the other's.
+  std::string cron_job, scheduled;
+  for (const model::Json& row : m["items"]) {
+    for (const model::Json& slot : row["slots"]) {
+      if (cron_job.empty() && slot["status"] == "created") {
+        cron_job = row["namespace"].get<std::string>() + "/" + row["name"].get<std::string>();
+        scheduled = slot["scheduledTime"].get<std::string>();
+      }
+    }
+  }
+  ASSERT_FALSE(cron_job.empty());
+  const CliResult why =
+      Cli("why " + cron_job + " --scheduled " + scheduled + " -o json --data-dir " + dir);
+  ASSERT_EQ(why.exit_code, 0) << why.out;
+  const model::Json w = model::ParseJson(why.out).value()["items"][0];
+  EXPECT_EQ(w["verdict"], "created") << why.out;
+  EXPECT_EQ(w["source"], "replica-a") << why.out;
+  ASSERT_EQ(w["otherSources"].size(), 1u) << why.out;
+  EXPECT_EQ(w["otherSources"][0]["source"], "replica-b");
+  EXPECT_EQ(w["otherSources"][0]["verdict"], "created");
+  const CliResult text =
+      Cli("why " + cron_job + " --scheduled " + scheduled + " --data-dir " + dir);
+  EXPECT_NE(text.out.find("From the ledger of source replica-a."), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("The ledger of source replica-b also records it: created"),
+            std::string::npos)
+      << text.out;
   EXPECT_EQ(terminal, o["totals"]["created"].get<uint64_t>() +
                           o["totals"]["skipped"].get<uint64_t>() +
                           o["totals"]["unexpected"].get<uint64_t>());
