@@ -4,14 +4,20 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <thread>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "app/command.h"
 #include "app/flags.h"
 #include "app/output.h"
 #include "app/support_audit_store.h"
+#include "app/system_clock.h"
 #include "emit/kafka_config.h"
+#include "kube/manager_server.h"
 
 namespace cronledger::app {
 namespace {
@@ -19,7 +25,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: cronledger audit-store --kafka-brokers HOST:PORT[,...] --data-dir DIR\n"
     "         [--kafka-topic-prefix P] [--kafka-config FILE] [--until-caught-up]\n"
-    "         [--poll-interval DUR] [-o table|json|yaml|csv]\n"
+    "         [--poll-interval DUR] [--metrics-bind-address [HOST]:PORT|0]\n"
+    "         [--health-probe-bind-address [HOST]:PORT|0] [-o table|json|yaml|csv]\n"
     "Consumes P.ledger and P.decisions (every partition, every cronledger-source) into one\n"
     "audit store: DIR/sources/<source>/ holds a copy of each source's ledger, with the same\n"
     "seqs and bytes, for every read command (--data-dir DIR/sources/<source>). Each record is\n"
@@ -27,7 +34,9 @@ constexpr const char* kUsage =
     "Without --until-caught-up it keeps following the topics (a round every --poll-interval,\n"
     "default 1s) until SIGINT/SIGTERM. With --until-caught-up it reads to the ends the topics\n"
     "have when it starts, prints each source's state, and exits 0, or 1 when a source waits\n"
-    "for records the topics do not hold (named on stderr).\n";
+    "for records the topics do not hold (named on stderr).\n"
+    "Following, --metrics-bind-address serves /metrics and --health-probe-bind-address\n"
+    "/healthz and /readyz (ready while the last round succeeded); both default to 0 (off).\n";
 
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop.store(true); }
@@ -52,6 +61,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   Flags flags;
   flags.Value("kafka-brokers").Value("kafka-topic-prefix").Value("kafka-config").Value("data-dir");
   flags.Value("poll-interval").Value("output", "o").Switch("until-caught-up");
+  flags.Value("metrics-bind-address").Value("health-probe-bind-address");
   Status bad = flags.Parse(args);
   audit_store::AuditStoreOptions options;
   auto format = ParseOutputFormat(flags.GetOr("output", "table"));
@@ -73,13 +83,25 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     options.brokers = *flags.Get("kafka-brokers");
     options.data_dir = *flags.Get("data-dir");
     options.topic_prefix = flags.GetOr("kafka-topic-prefix", options.topic_prefix);
-    if (flags.Has("kafka-config")) {
-      auto props = emit::LoadKafkaPropertiesFile(*flags.Get("kafka-config"));
-      if (props.ok()) {
-        options.properties = std::move(*props);
-      } else {
-        bad = Status::InvalidArgument("--kafka-config: " + props.status().message());
-      }
+  }
+  std::optional<std::string> metrics_address, probe_address;
+  for (auto [flag, out] : {std::pair{"metrics-bind-address", &metrics_address},
+                           std::pair{"health-probe-bind-address", &probe_address}}) {
+    if (!bad.ok()) break;
+    auto address = kube::ParseBindAddress(flags.GetOr(flag, "0"));
+    if (address.ok()) {
+      *out = *address;
+    } else {
+      bad = Status::InvalidArgument(std::string("--") + flag + ": " + address.status().message());
+    }
+  }
+  // Last: a properties file that cannot be read is reported after every other flag was checked.
+  if (bad.ok() && flags.Has("kafka-config")) {
+    auto props = emit::LoadKafkaPropertiesFile(*flags.Get("kafka-config"));
+    if (props.ok()) {
+      options.properties = std::move(*props);
+    } else {
+      bad = Status::InvalidArgument("--kafka-config: " + props.status().message());
     }
   }
   if (!bad.ok()) {
@@ -105,6 +127,30 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     return report->complete() ? kExitOk : kExitFailure;
   }
 
+  // controller-runtime's manager listeners, as `run` has them (docs/run.md "Metrics and probes").
+  audit_store::AuditStoreMetrics metrics;
+  std::vector<std::unique_ptr<kube::ManagerServer>> endpoints;
+  kube::ManagerServerOptions metrics_options;
+  metrics_options.metrics = [&metrics] { return metrics.Render(); };
+  kube::ManagerServerOptions probe_options;
+  probe_options.probes = true;
+  probe_options.readyz.push_back({"rounds", [&metrics] { return metrics.Ready(); }});
+  for (auto [address, server, what] :
+       {std::tuple{&metrics_address, &metrics_options, "metrics"},
+        std::tuple{&probe_address, &probe_options, "health probes"}}) {
+    if (!*address) continue;
+    server->listen = **address;
+    auto started = kube::ManagerServer::Start(*server);
+    if (!started.ok()) {
+      std::fprintf(io.err, "cronledger audit-store: %s: %s\n", what,
+                   started.status().ToString().c_str());
+      return kExitFailure;
+    }
+    std::fprintf(io.err, "audit-store: %s on port %u\n", what,
+                 static_cast<unsigned>((*started)->port()));
+    endpoints.push_back(std::move(started).value());
+  }
+
   g_stop.store(false);
   auto old_int = std::signal(SIGINT, OnSignal);
   auto old_term = std::signal(SIGTERM, OnSignal);
@@ -112,6 +158,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   while (!g_stop.load()) {
     const auto started = std::chrono::steady_clock::now();
     auto report = (*store)->Round();
+    metrics.Record(report, RealClock().Now());
     if (!report.ok()) {
       // An unreachable cluster is retried: a failed round stored no position past what it
       // committed, so the next one reads again. Anything else needs a person.

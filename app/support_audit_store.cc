@@ -13,6 +13,7 @@
 
 #include "app/support_audit.h"
 #include "app/support_stream_records.h"
+#include "audit/metrics.h"
 #include "emit/ledger_record.h"
 #include "model/json.h"
 
@@ -133,6 +134,64 @@ Result<std::vector<std::pair<std::string, std::unique_ptr<store::Ledger>>>> Open
     out.emplace_back(source, std::move(ledger));
   }
   return out;
+}
+
+void AuditStoreMetrics::Record(const Result<RoundReport>& round, Time now) {
+  std::lock_guard<std::mutex> l(mu_);
+  ++rounds_;
+  last_ok_ = round.ok();
+  if (!round.ok()) {
+    ++failures_;
+    return;
+  }
+  for (const SourceState& s : round->sources) records_ += s.inputs_added + s.decisions_added;
+  duplicates_ += round->duplicates;
+  last_good_ = now;
+  sources_ = round->sources;
+}
+
+std::string AuditStoreMetrics::Render() const {
+  std::lock_guard<std::mutex> l(mu_);
+  std::string out;
+  auto counter = [&out](const char* name, const char* help, uint64_t v) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name +
+           " " + std::to_string(v) + "\n";
+  };
+  counter("cronledger_audit_store_rounds_total", "Rounds of reading the streams.", rounds_);
+  counter("cronledger_audit_store_round_failures_total", "Rounds that failed.", failures_);
+  counter("cronledger_audit_store_records_total", "Records stored in the sources' copies.",
+          records_);
+  counter("cronledger_audit_store_duplicates_total", "Repeated records dropped.", duplicates_);
+  out +=
+      "# HELP cronledger_audit_store_last_round_timestamp_seconds When the last good round "
+      "ended.\n# TYPE cronledger_audit_store_last_round_timestamp_seconds gauge\n";
+  if (last_good_) {
+    out += "cronledger_audit_store_last_round_timestamp_seconds " +
+           std::to_string(last_good_->UnixNanosSaturated() / 1'000'000'000) + "\n";
+  }
+  const std::pair<const char*, const char*> gauges[] = {
+      {"cronledger_audit_store_last_seq", "The last seq stored in a source's copy, per log."},
+      {"cronledger_audit_store_waiting_records",
+       "Records of a source that wait for a missing seq, per log."}};
+  for (const auto& [name, help] : gauges) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " gauge\n";
+    for (const SourceState& s : sources_) {
+      const bool seq = std::string_view(name) == "cronledger_audit_store_last_seq";
+      const std::string label = "{source=\"" + audit::EscapeLabel(s.source) + "\",log=\"";
+      out += std::string(name) + label + "inputs\"} " +
+             std::to_string(seq ? s.last_input_seq : s.waiting_inputs) + "\n";
+      out += std::string(name) + label + "decisions\"} " +
+             std::to_string(seq ? s.last_decision_seq : s.waiting_decisions) + "\n";
+    }
+  }
+  return out;
+}
+
+Status AuditStoreMetrics::Ready() const {
+  std::lock_guard<std::mutex> l(mu_);
+  if (!last_good_) return Status::FailedPrecondition("no round has succeeded yet");
+  if (!last_ok_) return Status::FailedPrecondition("the last round failed");
+  return Status::Ok();
 }
 
 bool RoundReport::complete() const {

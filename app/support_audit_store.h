@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,7 @@
 #include "emit/kafka_topic_reader.h"
 #include "model/decision.h"
 #include "model/result.h"
+#include "model/time.h"
 #include "store/ledger.h"
 
 namespace cronledger::app::audit_store {
@@ -97,6 +99,33 @@ bool IsAuditStoreDir(const std::string& dir);
 // while `audit-store` writes), by source. NotFound when it holds no source yet.
 Result<std::vector<std::pair<std::string, std::unique_ptr<store::Ledger>>>> OpenAuditStoreSources(
     const std::string& dir, Duration refresh);
+
+// What `audit-store` serves on its metrics and health probe listeners: the rounds so far and each
+// source's copy after the last good one. Thread-safe: rounds are recorded on the command's thread
+// and read on the listeners'.
+class AuditStoreMetrics {
+ public:
+  void Record(const Result<RoundReport>& round, Time now);
+  // The Prometheus text (docs/reference/metrics.md "audit-store"):
+  //   cronledger_audit_store_rounds_total, cronledger_audit_store_round_failures_total,
+  //   cronledger_audit_store_records_total, cronledger_audit_store_duplicates_total,
+  //   cronledger_audit_store_last_round_timestamp_seconds,
+  //   cronledger_audit_store_last_seq{source,log},
+  //   cronledger_audit_store_waiting_records{source,log}
+  std::string Render() const;
+  // Ready once a round succeeded and the last one did: FailedPrecondition otherwise.
+  Status Ready() const;
+
+ private:
+  mutable std::mutex mu_;
+  uint64_t rounds_ = 0;
+  uint64_t failures_ = 0;
+  uint64_t records_ = 0;
+  uint64_t duplicates_ = 0;
+  bool last_ok_ = false;
+  std::optional<Time> last_good_;
+  std::vector<SourceState> sources_;
+};
 
 class AuditStore {
  public:

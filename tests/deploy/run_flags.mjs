@@ -75,5 +75,27 @@ for (const name of overlays) {
     }
   }
 }
+// The audit stores (`cronledger audit-store` in a Deployment): their arguments get past every
+// check before the Kafka properties file, which we point at a file that does not exist — so
+// nothing connects and no store is created.
+const noConfig = path.join(tmp, "no-such-kafka-config");
+for (const name of overlays) {
+  for (const d of render(path.join(overlaysDir, name)).filter((o) => o.kind === "Deployment")) {
+    for (const c of d.spec.template.spec.containers.filter((x) => (x.args || [])[0] === "audit-store")) {
+      const args = expandedArgs(c, { namespace: d.metadata.namespace, name: d.metadata.name }).map((a) => {
+        const m = /^--data-dir=(.*)$/.exec(a);
+        return m ? `--data-dir=${path.join(tmp, name, m[1])}` : a;
+      });
+      const accepted = runCli([...args, `--kafka-config=${noConfig}`]);
+      const problems = /--kafka-config: /.test(accepted.err) ? [] : [`exit ${accepted.code}: ${accepted.err.trim().split("\n")[0]}`];
+      if (fs.existsSync(path.join(tmp, name))) problems.push("a data directory was created before the Kafka properties were read");
+      check(`${name}: cronledger accepts the audit store's arguments (${c.args.slice(1).join(" ")})`, problems);
+      const refused = runCli([...args, "--no-such-flag", `--kafka-config=${noConfig}`]);
+      check(`${name}: self-check: an unknown audit-store flag is refused before the Kafka properties`,
+        refused.code === 2 && !/--kafka-config: /.test(refused.err) && /no-such-flag/.test(refused.err)
+          ? [] : [`exit ${refused.code}: ${refused.err.trim().split("\n")[0]}`]);
+    }
+  }
+}
 fs.rmSync(tmp, { recursive: true, force: true });
 finish();

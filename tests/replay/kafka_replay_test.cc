@@ -3,7 +3,11 @@
 // several partitions), then replayed from the streams (app/support_replay_kafka.h): the same
 // inputs, the same digests as the store replay; repeats change nothing; holes are gaps.
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <set>
@@ -480,6 +484,39 @@ TEST_F(AuditStoreTest, ARecordThatDiffersUnderTheSameSeqIsCorruption) {
   EXPECT_TRUE(AuditStore::Open(o).status().IsInvalidArgument());
 }
 
+// A free TCP port on 127.0.0.1 (bound, read, released).
+uint16_t FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  CL_CHECK(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  socklen_t len = sizeof(a);
+  CL_CHECK(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+// The whole HTTP/1.0 response to GET `target` on 127.0.0.1:port ("" when nothing answers).
+std::string HttpGet(uint16_t port, const std::string& target) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) {
+    const std::string req = "GET " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    if (::write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
+      char buf[4096];
+      for (ssize_t n; (n = ::read(fd, buf, sizeof(buf))) > 0;)
+        out.append(buf, static_cast<size_t>(n));
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
 TEST_F(AuditStoreTest, CliFollowsTheTopicsAndEveryReadCommandWorksOnACopy) {
   CreateTopics("ascli");
   EmitBoth("ascli", 0, 0, "replica-0");
@@ -511,9 +548,13 @@ TEST_F(AuditStoreTest, CliFollowsTheTopicsAndEveryReadCommandWorksOnACopy) {
   // Following: records produced while it runs reach the copy within rounds; SIGTERM ends it.
   CreateTopics("asfollow");
   const std::string follow_dir = dir_.Sub("follow");
+  const uint16_t metrics_port = FreePort();
+  const uint16_t probe_port = FreePort();
   cli_test::ChildProcess follower(
       {CRONLEDGER_BIN, "audit-store", "--kafka-brokers", cluster_.bootstraps(),
-       "--kafka-topic-prefix", "asfollow", "--data-dir", follow_dir, "--poll-interval", "100ms"},
+       "--kafka-topic-prefix", "asfollow", "--data-dir", follow_dir, "--poll-interval", "100ms",
+       "--metrics-bind-address", "127.0.0.1:" + std::to_string(metrics_port),
+       "--health-probe-bind-address", "127.0.0.1:" + std::to_string(probe_port)},
       "", /*quiet=*/true);
   EmitBoth("asfollow", 0, 0, "replica-2");
   auto last_seqs = [&]() -> std::pair<uint64_t, uint64_t> {
@@ -529,6 +570,26 @@ TEST_F(AuditStoreTest, CliFollowsTheTopicsAndEveryReadCommandWorksOnACopy) {
   };
   EXPECT_TRUE(kafka_testing::PollUntil(
       [&] { return last_seqs() == std::make_pair(inputs_, decisions_); }, 60s));
+  // Its listeners: ready once rounds succeed; the copy's seqs and nothing waiting in /metrics.
+  EXPECT_TRUE(kafka_testing::PollUntil(
+      [&] { return HttpGet(probe_port, "/readyz").starts_with("HTTP/1.0 200"); }, 30s));
+  EXPECT_TRUE(HttpGet(probe_port, "/healthz").starts_with("HTTP/1.0 200"));
+  const std::string want =
+      "\ncronledger_audit_store_last_seq{source=\"replica-2\",log=\"inputs\"} " +
+      std::to_string(inputs_) + "\n";
+  EXPECT_TRUE(kafka_testing::PollUntil(
+      [&] { return HttpGet(metrics_port, "/metrics").find(want) != std::string::npos; }, 30s))
+      << HttpGet(metrics_port, "/metrics");
+  const std::string scrape = HttpGet(metrics_port, "/metrics");
+  EXPECT_NE(
+      scrape.find(
+          "\ncronledger_audit_store_waiting_records{source=\"replica-2\",log=\"decisions\"} 0\n"),
+      std::string::npos)
+      << scrape;
+  EXPECT_NE(scrape.find("\ncronledger_audit_store_records_total " +
+                        std::to_string(inputs_ + decisions_) + "\n"),
+            std::string::npos)
+      << scrape;
   EXPECT_EQ(follower.Stop(), 0);
 
   // A source whose first records are missing: exit 1, named on stderr.

@@ -244,6 +244,71 @@ export function relayProblems(objects, run) {
   return p;
 }
 
+// The audit stores of a render (`cronledger audit-store` in a Deployment): one writer (one
+// replica, Recreate), its --data-dir on a PersistentVolumeClaim of the render, its metrics and
+// probe ports and probes as the flags say, Pod Security "restricted", a ServiceAccount with no
+// permission and no token, and the controller's brokers. Kafka mode (several replicas, one trail)
+// must have one.
+export function auditStoreProblems(objects, run) {
+  const p = [];
+  const stores = objects.filter((o) => o.kind === "Deployment").flatMap((d) =>
+    (d.spec.template.spec.containers || []).filter((c) => (c.args || [])[0] === "audit-store").map((c) => ({ d, c })));
+  if (run?.flags.get("kafka-watch-topic") && !stores.length) {
+    p.push("Kafka mode: no `cronledger audit-store` Deployment collects the replicas' ledgers into one trail");
+  }
+  for (const { d, c } of stores) {
+    const at = `Deployment ${d.metadata.name}`;
+    const ns = d.metadata.namespace;
+    const pod = d.spec.template.spec;
+    const store = parseArgs(expandedArgs(c, { namespace: ns, name: d.metadata.name }));
+    if (d.spec.replicas !== 1) p.push(`${at}: one audit store writes its volume (replicas: 1), not ${d.spec.replicas}`);
+    if (d.spec.strategy?.type !== "Recreate") p.push(`${at}: a rollout must not run two writers (strategy Recreate)`);
+    if (!store.flags.get("kafka-brokers")) p.push(`${at}: --kafka-brokers is not set`);
+    else if (run?.flags.get("kafka-brokers") && store.flags.get("kafka-brokers") !== run.flags.get("kafka-brokers")) {
+      p.push(`${at}: --kafka-brokers=${store.flags.get("kafka-brokers")} differs from the controller's ${run.flags.get("kafka-brokers")}`);
+    }
+    if ((store.flags.get("kafka-topic-prefix") || "cronledger") !== (run?.flags.get("kafka-topic-prefix") || "cronledger")) {
+      p.push(`${at}: --kafka-topic-prefix differs from the controller's`);
+    }
+    const ports = new Map((c.ports || []).map((x) => [x.name, x.containerPort]));
+    const portNumber = (ref) => (typeof ref === "number" ? ref : ports.get(ref));
+    for (const [flag, portName] of [["metrics-bind-address", "metrics"], ["health-probe-bind-address", "probes"]]) {
+      const want = portOf(store.flags.get(flag));
+      if (want === null) p.push(`${at}: --${flag} is not set`);
+      else if (ports.get(portName) !== want) p.push(`${at}: --${flag}=${store.flags.get(flag)} but container port "${portName}" is ${ports.get(portName)}`);
+    }
+    const probePort = portOf(store.flags.get("health-probe-bind-address"));
+    for (const [probe, path] of [["livenessProbe", "/healthz"], ["readinessProbe", "/readyz"]]) {
+      const h = c[probe]?.httpGet;
+      if (!h) p.push(`${at}: ${probe} is missing`);
+      else if (h.path !== path || portNumber(h.port) !== probePort) p.push(`${at}: ${probe} must GET ${path} on the probe port`);
+    }
+    const volumes = new Map((pod.volumes || []).map((v) => [v.name, v]));
+    const mount = (c.volumeMounts || []).find((m) => m.mountPath === store.flags.get("data-dir"));
+    const claim = volumes.get(mount?.name)?.persistentVolumeClaim?.claimName;
+    if (!store.flags.get("data-dir")) p.push(`${at}: --data-dir is not set`);
+    else if (!claim) p.push(`${at}: --data-dir=${store.flags.get("data-dir")} is not on a PersistentVolumeClaim`);
+    else if (!objects.some((o) => o.kind === "PersistentVolumeClaim" && o.metadata?.name === claim && o.metadata?.namespace === ns)) {
+      p.push(`${at}: PersistentVolumeClaim ${ns}/${claim} is not in the render`);
+    }
+    for (const svc of objects.filter((o) => o.kind === "Service" && o.metadata?.namespace === ns &&
+                                           Object.entries(o.spec?.selector || {}).length &&
+                                           Object.entries(o.spec.selector).every(([k, v]) => d.spec.template.metadata?.labels?.[k] === v))) {
+      for (const sp of svc.spec.ports || []) {
+        if (portNumber(sp.targetPort ?? sp.port) === undefined) p.push(`${at}: Service ${svc.metadata.name} port ${sp.name} targets ${sp.targetPort}, not a container port`);
+      }
+    }
+    const sa = pod.serviceAccountName || "default";
+    if (!objects.some((o) => o.kind === "ServiceAccount" && o.metadata?.name === sa && o.metadata?.namespace === ns)) {
+      p.push(`${at}: ServiceAccount ${ns}/${sa} is not in the render`);
+    }
+    if (pod.automountServiceAccountToken !== false) p.push(`${at}: it never calls the API server: automountServiceAccountToken must be false`);
+    p.push(...restrictedProblems(pod, c).map((x) => `${at}: ${x}`));
+    p.push(...exactRbacProblems(objects, ns, sa, new Set(), "the audit store").map((x) => `${at}: ${x}`));
+  }
+  return p;
+}
+
 export function overlayProblems(objects) {
   const p = [];
   const find = (kind, name, ns) => objects.find((o) => o.kind === kind && o.metadata?.name === name && (ns === undefined || o.metadata?.namespace === ns));
@@ -327,5 +392,6 @@ export function overlayProblems(objects) {
   }
   p.push(...exactRbacProblems(objects, ns, sa, req.need, "this mode"));
   p.push(...relayProblems(objects, run));
+  p.push(...auditStoreProblems(objects, run));
   return p;
 }
