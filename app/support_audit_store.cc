@@ -13,9 +13,11 @@
 
 #include "app/support_audit.h"
 #include "app/support_stream_records.h"
+#include "app/system_clock.h"
 #include "audit/metrics.h"
 #include "emit/ledger_record.h"
 #include "model/json.h"
+#include "replay/trail.h"
 
 namespace cronledger::app::audit_store {
 namespace fs = std::filesystem;
@@ -479,6 +481,13 @@ Result<RoundReport> AuditStore::Round() {
   for (const auto& [source, records] : waiting_->inputs) sources.insert(source);
   for (const auto& [source, records] : waiting_->decisions) sources.insert(source);
   for (const std::string& source : sources) CL_RETURN_IF_ERROR(Drain(source, &round));
+  // Each copy keeps its audit trail up to date, the chain its replica keeps over the same records
+  // (replay/trail.h): `verify-trail` checks a copy against the replica's checkpoints.
+  for (const auto& [source, state] : round.states) {
+    if (state.inputs_added + state.decisions_added == 0) continue;
+    CL_ASSIGN_OR_RETURN(store::Ledger * ledger, LedgerOf(source));
+    CL_RETURN_IF_ERROR(replay::trail::UpdateTrail(*ledger, {}, RealClock().Now()).status());
+  }
 
   // A partition's position stays at its first waiting record, so a restart reads it again.
   auto hold_back = [&](const auto& by_source) {

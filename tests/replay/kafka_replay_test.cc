@@ -19,6 +19,7 @@
 #include "emit/outbox_emitter.h"
 #include "model/json.h"
 #include "replay/engine.h"
+#include "replay/trail.h"
 #include "store/test_util.h"
 #include "tests/kafka/kafka_testing.h"
 #include "tests/replay/sim_world.h"
@@ -373,6 +374,15 @@ class AuditStoreTest : public KafkaReplay {
     EXPECT_EQ(r.divergences, 0u);
     EXPECT_EQ(r.recorded_digest.sha256, store_->recorded_digest.sha256);
     EXPECT_EQ(r.derived_digest.sha256, store_->derived_digest.sha256);
+    // The replica's audit trail checkpoint verifies the copy: same records, same chain.
+    trail::UpdateOptions in_memory;
+    in_memory.persist = false;
+    auto checkpoint = trail::UpdateTrail(world_->ledger(), in_memory, Time::FromUnix(1));
+    ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().ToString();
+    auto verdict = trail::VerifyStore(**copy, *checkpoint);
+    ASSERT_TRUE(verdict.ok()) << verdict.status().ToString();
+    EXPECT_TRUE(verdict->intact()) << model::DumpJson(trail::VerdictJson(*verdict));
+    for (const trail::ChainVerdict& c : verdict->chains) EXPECT_GT(c.verified, 0u) << c.log;
   }
 
   store::testing::TempDir dir_;
