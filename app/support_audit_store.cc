@@ -10,6 +10,7 @@
 #include <iterator>
 #include <set>
 #include <utility>
+#include <variant>
 
 #include "app/support_audit.h"
 #include "app/support_stream_records.h"
@@ -353,19 +354,21 @@ Status AuditStore::Drain(const std::string& source, RoundState* round) {
     }
     return last;
   };
-  // Inputs: units share one recorded time (the copy keeps each record's).
+  // Inputs, with the times their source recorded. An intent or pass end whose tick_seq is 0 had
+  // no Tick before it in its source's unit; it starts a unit here too, so that the ledger does
+  // not give it the seq of a Tick of an earlier unit.
   auto& inputs = waiting_->inputs[source];
   CL_ASSIGN_OR_RETURN(
       state.last_input_seq,
       commit_run(
-          inputs, meta.last_input_seq,
-          [](const store::LogRecord& first) {
-            store::UnitOfWork unit;
-            unit.recorded_at = first.recorded_at;
-            return unit;
-          },
+          inputs, meta.last_input_seq, [](const store::LogRecord&) { return store::UnitOfWork(); },
           [](store::UnitOfWork* unit, store::LogRecord& r) {
-            if (r.recorded_at != unit->recorded_at) return false;
+            const auto* intent = std::get_if<model::ActionIntent>(&r.input);
+            const auto* end = std::get_if<model::PassEnd>(&r.input);
+            const bool untied = (intent != nullptr && intent->tick_seq == 0) ||
+                                (end != nullptr && end->tick_seq == 0);
+            if (untied && !unit->inputs.empty()) return false;
+            unit->recorded_at.push_back(r.recorded_at);
             unit->inputs.push_back(std::move(r.input));
             return true;
           },

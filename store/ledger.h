@@ -132,9 +132,10 @@ struct UnitOfWork {
   // Per-CronJob controller state blobs ("ns/name" -> bytes); an empty optional deletes.
   std::vector<std::pair<std::string, std::optional<std::string>>> controller_state;
   std::vector<SourcePosition> positions;
-  // When set, the recorded time of `inputs` instead of the ledger's clock: a copy of another
-  // ledger (`cronledger audit-store`) keeps the times its source recorded. Default: unset (Time()).
-  Time recorded_at;
+  // When not empty, one per input: the recorded time of each instead of the ledger's clock (a
+  // copy of another ledger, `cronledger audit-store`, keeps the times its source recorded); any
+  // other size is InvalidArgument. Default: empty.
+  std::vector<Time> recorded_at;
   // The raw bytes of `inputs`' watch events as the ledger stores them (compressed, versioned;
   // docs/ledger.md "Raw bytes"), one per input: empty for other inputs and for events without raw
   // bytes. Filled by PrepareUnit(); Commit() prepares a unit whose stored_raw does not have one

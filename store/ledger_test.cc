@@ -194,6 +194,35 @@ TEST(LedgerTest, IntentsAndPassEndsWithoutTickSeqGetTheLastTickOfTheirUnit) {
   EXPECT_EQ(decisions[0].cause.tick_seq, 4u);
 }
 
+TEST(LedgerTest, GivenRecordedTimesReplaceTheClockPerInput) {
+  TempDir dir;
+  ManualClock clock(Time::FromUnix(1000));
+  auto ledger = OpenLedger(dir.path(), &clock);
+  UnitOfWork copy;  // as a copy of another ledger writes it: its source's times
+  copy.inputs = {model::Tick{Time::FromUnix(5), "ns", "a", "timer"},
+                 model::Tick{Time::FromUnix(6), "ns", "b", "timer"}};
+  copy.recorded_at = {Time::FromUnix(7), Time::FromUnix(9)};
+  ASSERT_TRUE(ledger->Commit(copy).ok());
+  UnitOfWork own;
+  own.inputs = {model::Tick{Time::FromUnix(8), "ns", "c", "timer"}};
+  ASSERT_TRUE(ledger->Commit(own).ok());
+  UnitOfWork bad;
+  bad.inputs = {model::Tick{Time::FromUnix(8), "ns", "d", "timer"}};
+  bad.recorded_at = {Time::FromUnix(1), Time::FromUnix(2)};
+  const auto refused = ledger->Commit(bad);
+  EXPECT_TRUE(refused.status().IsInvalidArgument()) << refused.status().ToString();
+
+  std::vector<Time> times;
+  ASSERT_TRUE(ledger
+                  ->ScanInputs(0, false,
+                               [&](const LogRecord& r) {
+                                 times.push_back(r.recorded_at);
+                                 return true;
+                               })
+                  .ok());
+  EXPECT_EQ(times, (std::vector<Time>{Time::FromUnix(7), Time::FromUnix(9), Time::FromUnix(1000)}));
+}
+
 TEST(LedgerTest, DecisionsGetSeqsCauseAndAuditIndexes) {
   TempDir dir;
   auto ledger = OpenLedger(dir.path());

@@ -180,6 +180,11 @@ bool ValidName(std::string_view s) {
 }
 
 Status ValidateUnit(const UnitOfWork& unit) {
+  if (!unit.recorded_at.empty() && unit.recorded_at.size() != unit.inputs.size()) {
+    return Status::InvalidArgument("unit of work: " + std::to_string(unit.recorded_at.size()) +
+                                   " recorded times for " + std::to_string(unit.inputs.size()) +
+                                   " inputs");
+  }
   for (const auto& in : unit.inputs) {
     const auto* ev = std::get_if<model::WatchEvent>(&in);
     if (ev == nullptr || ev->type == model::WatchEventType::kBookmark) continue;
@@ -749,13 +754,13 @@ Status RocksDbLedger::AddUnit(const Writer& writer, ViewStore* overlay, rocksdb:
     return FromRocks(batch->Put(cfs_[cf], key, rocksdb::Slice(value.data(), value.size())),
                      "batch");
   };
-  if (unit->recorded_at != Time()) now = unit->recorded_at;
   uint64_t last_tick_seq = 0;
   std::string seq_key;
   std::string record;  // reused: one encoding buffer for the whole unit
   std::string no_raw;
   for (size_t i = 0; i < unit->inputs.size(); ++i) {
     auto& in = unit->inputs[i];
+    const Time at = unit->recorded_at.empty() ? now : unit->recorded_at[i];
     const uint64_t seq = ++next->last_input_seq;
     if (result->first_input_seq == 0) result->first_input_seq = seq;
     result->last_input_seq = seq;
@@ -767,7 +772,7 @@ Status RocksDbLedger::AddUnit(const Writer& writer, ViewStore* overlay, rocksdb:
       const std::string& stored = unit->stored_raw[i];
       if (!stored.empty()) CL_RETURN_IF_ERROR(PutRaw(writer.chunks, seq_key, stored, batch));
       ev->raw.swap(no_raw);  // encode the record without them (swapped back below)
-      keys::EncodeLogValueTo(now, 0, in, &record);
+      keys::EncodeLogValueTo(at, 0, in, &record);
       ev->raw.swap(no_raw);
       CL_RETURN_IF_ERROR(put(kInputsCf, seq_key, record));
       CL_RETURN_IF_ERROR(FoldWatchEvent(*ev, seq, overlay));
@@ -782,7 +787,7 @@ Status RocksDbLedger::AddUnit(const Writer& writer, ViewStore* overlay, rocksdb:
       } else if (auto* end = std::get_if<model::PassEnd>(&in)) {
         if (end->tick_seq == 0) end->tick_seq = last_tick_seq;
       }
-      keys::EncodeLogValueTo(now, 0, in, &record);
+      keys::EncodeLogValueTo(at, 0, in, &record);
       CL_RETURN_IF_ERROR(put(kInputsCf, seq_key, record));
     }
   }
