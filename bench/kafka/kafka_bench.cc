@@ -6,7 +6,11 @@
 //           linger.ms=5) producing the same keys, payloads and headers, pre-encoded in memory;
 //   ingest: ingest::KafkaEventSource reading EVENTS watch events (decode, one RocksDB unit per
 //           batch with the offsets, view fold) into a fresh ledger, vs the peer: a raw consumer
-//           assigned to the same partitions reading them to the end, touching every byte.
+//           assigned to the same partitions reading them to the end, touching every byte;
+//   audit store: `cronledger audit-store` (app/support_audit_store.h) consuming the ledger and
+//           decision streams the outbox produced from the emit ledger into a fresh audit store
+//           (decode, the copy's commits in seq order, its audit trail), vs the peer: the raw
+//           consumer of the same two topics.
 // Every measurement uses a fresh topic; each pair alternates three times and the best is kept.
 // The mock keeps ~5 MiB per partition, so the topics have PARTITIONS partitions.
 
@@ -21,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "app/support_audit_store.h"
 #include "emit/ledger_record.h"
 #include "emit/outbox_emitter.h"
 #include "ingest/kafka_source.h"
@@ -276,6 +281,46 @@ double Ingest(const std::string& dir, const std::string& brokers, const std::str
   return s;
 }
 
+// The outbox of one stream of `ledger` to `topic`, as replica-0, until it caught up.
+void Emit(cl::store::Ledger& ledger, const std::string& brokers, const std::string& topic,
+          cl::emit::EmitStream stream) {
+  cl::emit::OutboxEmitterOptions o;
+  o.producer.brokers = brokers;
+  o.producer.log = QuietFn;
+  o.topic = topic;
+  o.stream = stream;
+  o.source_id = "replica-0";
+  auto emitter = cl::emit::OutboxEmitter::Open(ledger, o);
+  CL_CHECK(emitter.ok());
+  const uint64_t head = *(*emitter)->Head();
+  for (;;) {
+    auto p = (*emitter)->Step(std::chrono::milliseconds(10));
+    CL_CHECK(p.ok());
+    if (p->position >= head) break;
+  }
+}
+
+double AuditStoreConsume(const std::string& dir, const std::string& brokers,
+                         const std::string& prefix, uint64_t inputs, uint64_t decisions) {
+  cl::app::audit_store::AuditStoreOptions o;
+  o.brokers = brokers;
+  o.topic_prefix = prefix;
+  o.data_dir = dir;
+  o.log = QuietFn;
+  const auto t0 = Clock::now();
+  auto store = cl::app::audit_store::AuditStore::Open(o);
+  CL_CHECK(store.ok());
+  auto round = (*store)->Round();
+  CL_CHECK(round.ok());
+  const double s = Seconds(t0);
+  CL_CHECK(round->complete() && round->sources.size() == 1);
+  CL_CHECK(round->sources[0].last_input_seq == inputs);
+  CL_CHECK(round->sources[0].last_decision_seq == decisions);
+  store->reset();
+  std::filesystem::remove_all(dir);
+  return s;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -314,6 +359,30 @@ int main(int argc, char** argv) {
   std::printf("raw idempotent producer: %10.0f decisions/s  (%.3f s)\n", n / raw, raw);
   std::printf("outbox (OutboxEmitter):  %10.0f decisions/s  (%.3f s)\n", n / outbox, outbox);
   std::printf("ratio outbox/raw: %.3f  (goal >= 0.5)\n", raw / outbox);
+
+  // The audit store: both streams of the emit ledger, produced once.
+  const uint64_t inputs = ledger->Meta()->last_input_seq;
+  const std::string prefix = "audit";
+  for (const char* log : {"ledger", "decisions"}) {
+    CL_CHECK(rd_kafka_mock_topic_create(mock, (prefix + "." + log).c_str(), partitions, 3) ==
+             RD_KAFKA_RESP_ERR_NO_ERROR);
+  }
+  Emit(*ledger, brokers, prefix + ".ledger", cl::emit::EmitStream::kLedger);
+  Emit(*ledger, brokers, prefix + ".decisions", cl::emit::EmitStream::kDecisions);
+  std::printf("audit store: %llu input and %zu decision records of one replica\n",
+              static_cast<unsigned long long>(inputs), records.size());
+  double peer = 1e100, store = 1e100;
+  for (int i = 0; i < 3; ++i) {
+    peer =
+        std::min(peer, RawConsume(brokers, prefix + ".ledger", partitions, inputs) +
+                           RawConsume(brokers, prefix + ".decisions", partitions, records.size()));
+    store = std::min(store, AuditStoreConsume(dir + "/audit-" + std::to_string(i), brokers, prefix,
+                                              inputs, records.size()));
+  }
+  const double all = static_cast<double>(inputs + records.size());
+  std::printf("raw consumer:            %10.0f records/s  (%.3f s)\n", all / peer, peer);
+  std::printf("audit store:             %10.0f records/s  (%.3f s)\n", all / store, store);
+  std::printf("ratio audit-store/raw: %.3f  (goal >= 0.5)\n", peer / store);
   ledger.reset();
 
   const auto watch = WatchEvents(events);
