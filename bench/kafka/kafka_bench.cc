@@ -149,14 +149,15 @@ double RawProduce(const std::string& brokers, const std::string& topic,
   return s;
 }
 
-// The outbox from a fresh emission position to the ledger's head.
-double OutboxProduce(cl::store::Ledger& ledger, const std::string& brokers,
-                     const std::string& topic) {
+// The outbox of one stream of `ledger` to `topic` (as `source_id`), until it caught up.
+void Emit(cl::store::Ledger& ledger, const std::string& brokers, const std::string& topic,
+          cl::emit::EmitStream stream, const std::string& source_id) {
   cl::emit::OutboxEmitterOptions o;
   o.producer.brokers = brokers;
   o.producer.log = QuietFn;
   o.topic = topic;
-  const auto t0 = Clock::now();
+  o.stream = stream;
+  o.source_id = source_id;
   auto emitter = cl::emit::OutboxEmitter::Open(ledger, o);
   CL_CHECK(emitter.ok());
   const uint64_t head = *(*emitter)->Head();
@@ -165,6 +166,13 @@ double OutboxProduce(cl::store::Ledger& ledger, const std::string& brokers,
     CL_CHECK(p.ok());
     if (p->position >= head) break;
   }
+}
+
+// The outbox from a fresh emission position to the ledger's head.
+double OutboxProduce(cl::store::Ledger& ledger, const std::string& brokers,
+                     const std::string& topic) {
+  const auto t0 = Clock::now();
+  Emit(ledger, brokers, topic, cl::emit::EmitStream::kDecisions, "");
   return Seconds(t0);
 }
 
@@ -281,25 +289,6 @@ double Ingest(const std::string& dir, const std::string& brokers, const std::str
   return s;
 }
 
-// The outbox of one stream of `ledger` to `topic`, as replica-0, until it caught up.
-void Emit(cl::store::Ledger& ledger, const std::string& brokers, const std::string& topic,
-          cl::emit::EmitStream stream) {
-  cl::emit::OutboxEmitterOptions o;
-  o.producer.brokers = brokers;
-  o.producer.log = QuietFn;
-  o.topic = topic;
-  o.stream = stream;
-  o.source_id = "replica-0";
-  auto emitter = cl::emit::OutboxEmitter::Open(ledger, o);
-  CL_CHECK(emitter.ok());
-  const uint64_t head = *(*emitter)->Head();
-  for (;;) {
-    auto p = (*emitter)->Step(std::chrono::milliseconds(10));
-    CL_CHECK(p.ok());
-    if (p->position >= head) break;
-  }
-}
-
 double AuditStoreConsume(const std::string& dir, const std::string& brokers,
                          const std::string& prefix, uint64_t inputs, uint64_t decisions) {
   cl::app::audit_store::AuditStoreOptions o;
@@ -367,8 +356,8 @@ int main(int argc, char** argv) {
     CL_CHECK(rd_kafka_mock_topic_create(mock, (prefix + "." + log).c_str(), partitions, 3) ==
              RD_KAFKA_RESP_ERR_NO_ERROR);
   }
-  Emit(*ledger, brokers, prefix + ".ledger", cl::emit::EmitStream::kLedger);
-  Emit(*ledger, brokers, prefix + ".decisions", cl::emit::EmitStream::kDecisions);
+  Emit(*ledger, brokers, prefix + ".ledger", cl::emit::EmitStream::kLedger, "replica-0");
+  Emit(*ledger, brokers, prefix + ".decisions", cl::emit::EmitStream::kDecisions, "replica-0");
   std::printf("audit store: %llu input and %zu decision records of one replica\n",
               static_cast<unsigned long long>(inputs), records.size());
   double peer = 1e100, store = 1e100;
