@@ -839,7 +839,14 @@ Status RocksDbLedger::AddUnit(const Writer& writer, ViewStore* overlay, rocksdb:
 Status RocksDbLedger::WriteGroup(rocksdb::WriteBatch* batch, uint64_t records) {
   rocksdb::WriteOptions wo;
   wo.sync = options_.sync == SyncMode::kAlways;
-  CL_RETURN_IF_ERROR(FromRocks(db_->Write(wo, batch), "ledger: write"));
+  {
+    std::lock_guard<std::mutex> w(wal_mu_);
+    const Status written = FromRocks(db_->Write(wo, batch), "ledger: write");
+    if (!written.ok()) {
+      write_failed_.store(true);  // before the background sync can look again
+      return written;
+    }
+  }
   if (options_.sync == SyncMode::kAlways) {
     std::lock_guard<std::mutex> l(mu_);
     stats_.syncs += 1;
@@ -859,6 +866,7 @@ Status RocksDbLedger::WriteGroup(rocksdb::WriteBatch* batch, uint64_t records) {
     sync_cv_.notify_one();
     return Status::Ok();
   }
+  std::lock_guard<std::mutex> w(wal_mu_);
   if (write_failed_.load()) return WriteHealth();
   background_syncs_.fetch_add(1);
   return FromRocks(db_->SyncWAL(), "ledger: sync");
@@ -884,7 +892,15 @@ void RocksDbLedger::SyncLoop() {
     l.unlock();
     // A failed fsync is not retried: the pages it failed to write may be gone from the cache, so
     // a later success would prove nothing (PostgreSQL's "fsyncgate"). The ledger stops writing.
-    const Status synced = FromRocks(db_->SyncWAL(), "ledger: background sync");
+    Status synced;
+    {
+      std::lock_guard<std::mutex> w(wal_mu_);
+      if (write_failed_.load()) {  // a write failed since the check above
+        l.lock();
+        continue;
+      }
+      synced = FromRocks(db_->SyncWAL(), "ledger: background sync");
+    }
     background_syncs_.fetch_add(1);
     if (!synced.ok()) {
       std::lock_guard<std::mutex> g(mu_);

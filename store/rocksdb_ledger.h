@@ -265,6 +265,10 @@ class RocksDbLedger final : public Ledger {
 
   // SyncMode::kBatch: unsynced records and the background fsync.
   std::mutex sync_mu_;
+  // Held around every WAL write and every SyncWAL: RocksDB aborts (an assertion in its WAL
+  // writer) when SyncWAL follows a write that failed, so a failed write marks write_failed_
+  // before any sync can start, and no sync starts while a write is in progress.
+  std::mutex wal_mu_;
   std::condition_variable sync_cv_;
   uint64_t unsynced_records_ = 0;
   std::chrono::steady_clock::time_point first_unsynced_;
