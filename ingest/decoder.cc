@@ -280,6 +280,13 @@ std::string WatchDecoder::Impl::DecodeDocument(std::string_view doc, DecodedDocu
     err = MakeEvent(*t, inner, object_raw, &ev);
   } else if (has_items && self.kind.size() >= 4 &&
              self.kind.substr(self.kind.size() - 4) == "List") {
+    // The fields read above are checked as they are read, the others only skipped; a List that
+    // yields nothing is checked whole, so a malformed one is rejected rather than taken as empty.
+    if (items.empty() && item_rejections.empty()) {
+      if (Result<model::Json> whole = model::ParseJson(doc); !whole.ok()) {
+        return "malformed JSON: " + whole.status().message();
+      }
+    }
     for (auto& item : items) out->events.push_back(std::move(item));
     for (auto& r : item_rejections) out->rejections.push_back(std::move(r));
     return "";

@@ -58,6 +58,27 @@ TEST(DecoderTest, FieldOrderAndBareObjectsAndLists) {
   EXPECT_EQ(list.rejections[0].reason, "unknown kind \"Pod\"");
 }
 
+TEST(DecoderTest, AnEmptyListYieldsNothingOnlyWhenItIsWellFormed) {
+  WatchDecoder decoder;
+  for (const char* ok : {R"({"apiVersion":"v1","kind":"List","items":[]})",
+                         R"({"apiVersion":"batch/v1","kind":"CronJobList","items":[],"x":null})"}) {
+    auto out = decoder.DecodeCopy(ok);
+    EXPECT_TRUE(out.events.empty()) << ok;
+    EXPECT_TRUE(out.rejections.empty()) << ok;
+  }
+  // Fields the decoder does not read are skipped unchecked; an empty List is then checked whole.
+  for (const char* bad :
+       {R"({"kind":"List","items":[],"x":nul})", R"({"kind":"List","items":[],"x":1.2.3})",
+        R"({"kind":"List","items":[],"x":"\q"})"}) {
+    auto out = decoder.DecodeCopy(bad);
+    EXPECT_TRUE(out.events.empty()) << bad;
+    ASSERT_EQ(out.rejections.size(), 1u) << bad;
+    EXPECT_EQ(out.rejections[0].reason.rfind("malformed JSON: ", 0), 0u)
+        << out.rejections[0].reason;
+    EXPECT_EQ(out.rejections[0].raw, bad);
+  }
+}
+
 TEST(DecoderTest, BookmarkNeedsOnlyAResourceVersion) {
   WatchDecoder decoder;
   auto out = decoder.DecodeCopy(
