@@ -44,6 +44,23 @@ TEST(Yaml, SyntaxErrorIsAStatus) {
   EXPECT_NE(docs.status().message().find("YAML"), std::string::npos);
 }
 
+TEST(Yaml, ATokenAfterTheDocumentIsAnErrorNotAnEndlessLoad) {
+  // yaml-cpp alone keeps yielding empty documents at the stray comma until memory runs out.
+  for (const char* text : {"{},", "[],", "\"a\",", "x: 1\n---\n{a: 1},"}) {
+    auto docs = YamlDocumentsToJson(text);
+    ASSERT_FALSE(docs.ok()) << text;
+    EXPECT_NE(docs.status().message().find("unexpected content after the end of a document"),
+              std::string::npos)
+        << docs.status().message();
+  }
+  auto stray = YamlDocumentsToJson("x: 1\n---\n{a: 1},");
+  ASSERT_FALSE(stray.ok());
+  EXPECT_NE(stray.status().message().find("line 3"), std::string::npos) << stray.status().message();
+  auto fine = YamlDocumentsToJson("{a: 1}\n---\n[1, 2]\n");
+  ASSERT_TRUE(fine.ok()) << fine.status().message();
+  EXPECT_EQ(fine->size(), 2u);
+}
+
 TEST(Manifests, LoadsTheShippedSamples) {
   const char* src = std::getenv("CRONLEDGER_SOURCE_DIR");
   ASSERT_NE(src, nullptr);

@@ -1,3 +1,4 @@
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -116,10 +117,57 @@ bool IsManifestFile(const fs::path& p) {
   return ext == ".yaml" || ext == ".yml" || ext == ".json";
 }
 
+// Sees only where each document starts. yaml-cpp's document loop does not advance past a stray
+// token at document level (`{},` or `"a",`): it yields empty documents from the same place until
+// memory runs out. A pass with this handler finds such a stream before YAML::LoadAll sees it.
+class DocumentStarts final : public YAML::EventHandler {
+ public:
+  // Whether the last document began where the one before it did: the parse makes no progress.
+  bool stalled() const { return stalled_; }
+  const YAML::Mark& last() const { return last_; }
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    stalled_ = seen_ && mark.pos == last_.pos;
+    seen_ = true;
+    last_ = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  bool seen_ = false;
+  bool stalled_ = false;
+  YAML::Mark last_ = YAML::Mark::null_mark();
+};
+
+// Fails on a stream yaml-cpp would read forever; other errors are left to the loader.
+Status CheckYamlProgress(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  while (parser.HandleNextDocument(starts)) {
+    if (!starts.stalled()) continue;
+    return Status::InvalidArgument("YAML: error at line " + std::to_string(starts.last().line + 1) +
+                                   ", column " + std::to_string(starts.last().column + 1) +
+                                   ": unexpected content after the end of a document");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::vector<Json>> YamlDocumentsToJson(const std::string& text) {
   try {
+    CL_RETURN_IF_ERROR(CheckYamlProgress(text));
     std::vector<Json> docs;
     for (const auto& node : YAML::LoadAll(text)) docs.push_back(NodeToJson(node));
     return docs;
