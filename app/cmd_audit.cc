@@ -7,6 +7,7 @@
 #include "app/flags.h"
 #include "app/output.h"
 #include "app/support_audit.h"
+#include "app/support_audit_store.h"
 #include "app/system_clock.h"
 #include "audit/encode.h"
 #include "audit/query.h"
@@ -20,7 +21,9 @@ constexpr const char* kUsage =
     "                        [--data-dir DIR] [-o table|json|yaml|csv]\n"
     "Lists decision records (oldest first) from the audit indexes. --count prints counts by\n"
     "action and reason instead. With --limit, the token for the next page is printed on stderr.\n"
-    "T: an RFC 3339 time, or a duration before now like kubectl's (--since 1h).\n";
+    "T: an RFC 3339 time, or a duration before now like kubectl's (--since 1h).\n"
+    "On an audit store (cronledger audit-store) it lists every source's records, each with its\n"
+    "source.\n";
 
 Status BuildQuery(const Flags& flags, Time now, audit::DecisionQuery* q) {
   if (auto cj = flags.Get("cronjob")) {
@@ -47,6 +50,57 @@ Status BuildQuery(const Flags& flags, Time now, audit::DecisionQuery* q) {
   return Status::Ok();
 }
 
+void PrintCounts(const std::vector<audit::DecisionCount>& counts, OutputFormat format,
+                 const CommandIo& io) {
+  std::vector<model::Json> items;
+  for (const auto& c : counts) {
+    items.push_back({{"action", c.action}, {"reason", c.reason}, {"count", c.count}});
+  }
+  PrintItems(io.out, format, {"action", "reason", "count"}, items);
+}
+
+int Fail(const Status& s, const CommandIo& io) {
+  std::fprintf(io.err, "cronledger audit: %s\n", s.ToString().c_str());
+  return s.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
+}
+
+// An audit store (`cronledger audit-store`): every source's records, each with its `source`.
+int RunMerged(const std::string& data_dir, const Flags& flags, audit::DecisionQuery q,
+              OutputFormat format, const CommandIo& io) {
+  auto opened = audit_store::OpenAuditStoreSources(data_dir, kOneShotRefresh);
+  if (!opened.ok()) {
+    std::fprintf(io.err, "cronledger audit: %s\n", opened.status().ToString().c_str());
+    return kExitFailure;
+  }
+  std::vector<audit::SourceLedger> sources;
+  for (auto& [source, ledger] : *opened) sources.push_back({source, ledger.get()});
+  if (flags.Has("count")) {
+    auto counts = audit::CountMergedDecisions(sources, q);
+    if (!counts.ok()) return Fail(counts.status(), io);
+    PrintCounts(*counts, format, io);
+    return kExitOk;
+  }
+  const bool records = format == OutputFormat::kJson || format == OutputFormat::kYaml;
+  q.summary = !records;
+  auto page = audit::QueryMergedDecisions(sources, q);
+  if (!page.ok()) return Fail(page.status(), io);
+  std::vector<model::Json> items;
+  items.reserve(page->items.size());
+  for (size_t i = 0; i < page->items.size(); ++i) {
+    model::Json item =
+        records ? model::EncodeDecision(page->items[i]) : audit::DecisionRow(page->items[i]);
+    item["source"] = page->sources[i];
+    items.push_back(std::move(item));
+  }
+  std::vector<std::string> columns = audit::DecisionRowColumns();
+  columns.push_back("source");
+  PrintItems(io.out, format, columns, items);
+  if (!page->continue_token.empty()) {
+    std::fprintf(io.err, "more results: --continue %s\n", page->continue_token.c_str());
+  }
+  return kExitOk;
+}
+
 int Run(const std::vector<std::string>& args, const CommandIo& io) {
   Flags flags;
   flags.Value("data-dir").Value("cronjob").Value("namespace", "n").Value("since").Value("until");
@@ -62,7 +116,9 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     std::fprintf(io.err, "cronledger audit: %s\n%s", s.message().c_str(), kUsage);
     return kExitUsage;
   }
-  auto ledger = OpenLedgerForAudit(flags.GetOr("data-dir", "./data"), kOneShotRefresh);
+  const std::string data_dir = flags.GetOr("data-dir", "./data");
+  if (audit_store::IsAuditStoreDir(data_dir)) return RunMerged(data_dir, flags, q, *format, io);
+  auto ledger = OpenLedgerForAudit(data_dir, kOneShotRefresh);
   if (!ledger.ok()) {
     std::fprintf(io.err, "cronledger audit: %s\n", ledger.status().ToString().c_str());
     return kExitFailure;
@@ -70,14 +126,8 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   std::vector<model::Json> items;
   if (flags.Has("count")) {
     auto counts = audit::CountDecisions(**ledger, q);
-    if (!counts.ok()) {
-      std::fprintf(io.err, "cronledger audit: %s\n", counts.status().ToString().c_str());
-      return counts.status().code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
-    }
-    for (const auto& c : *counts) {
-      items.push_back({{"action", c.action}, {"reason", c.reason}, {"count", c.count}});
-    }
-    PrintItems(io.out, *format, {"action", "reason", "count"}, items);
+    if (!counts.ok()) return Fail(counts.status(), io);
+    PrintCounts(*counts, *format, io);
     return kExitOk;
   }
   // json and yaml carry the decision records (docs/design.md §4); table and csv a flat row of each,
@@ -85,10 +135,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   const bool records = *format == OutputFormat::kJson || *format == OutputFormat::kYaml;
   q.summary = !records;
   auto page = audit::QueryDecisions(**ledger, q);
-  if (!page.ok()) {
-    std::fprintf(io.err, "cronledger audit: %s\n", page.status().ToString().c_str());
-    return page.status().code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
-  }
+  if (!page.ok()) return Fail(page.status(), io);
   if (*format == OutputFormat::kJson) {
     // The records' canonical bytes as they are: what PrintItems prints of their trees.
     std::string text = "{\"items\":";

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "audit/divergences.h"
+#include "audit/query.h"
 #include "model/json.h"
 #include "model/result.h"
 #include "model/time.h"
@@ -114,11 +115,6 @@ Result<AdherenceReport> ComputeAdherence(store::Ledger& ledger, const model::Tim
                                          const AdherenceOptions& options);
 
 // One source's ledger of a deployment's audit store (`cronledger audit-store`).
-struct SourceLedger {
-  std::string source;
-  store::Ledger* ledger = nullptr;
-};
-
 // The report over several sources' ledgers (replicas that owned CronJobs in turn), one row per
 // CronJob. Per fire time: a terminal record of any source counts (createJob before skipped, then
 // the first source by name), and the other sources' terminal records for that time are kept in

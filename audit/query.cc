@@ -5,6 +5,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <map>
 #include <queue>
 #include <tuple>
@@ -232,6 +233,111 @@ Result<std::vector<DecisionCount>> CountDecisions(store::Ledger& ledger, Decisio
     return true;
   });
   if (!s.ok()) return s;
+  std::vector<DecisionCount> out;
+  for (const auto& [key, n] : counts) out.push_back({key.first, key.second, n});
+  return out;
+}
+
+namespace {
+
+// "<time>-<seq>-<source as hex>": EncodeContinueToken's token and the source after it.
+std::string EncodeMergedToken(Time time, uint64_t seq, const std::string& source) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string token = EncodeContinueToken(time, seq) + "-";
+  for (unsigned char c : source) {
+    token += kHex[c >> 4];
+    token += kHex[c & 15];
+  }
+  return token;
+}
+
+struct MergedKey {
+  Time time;
+  uint64_t seq = 0;
+  std::string source;
+};
+
+Result<MergedKey> DecodeMergedToken(std::string_view token) {
+  const Status bad = Status::InvalidArgument("malformed continue token");
+  const size_t dash = token.rfind('-');
+  if (dash == std::string_view::npos || dash == 16) return bad;  // the time's dash alone
+  CL_ASSIGN_OR_RETURN(auto key, DecodeContinueToken(token.substr(0, dash)));
+  const std::string_view hex = token.substr(dash + 1);
+  if (hex.size() % 2 != 0) return bad;
+  MergedKey out{key.first, key.second, {}};
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    int v = 0;
+    for (char c : hex.substr(i, 2)) {
+      const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+      if (d < 0) return bad;
+      v = v * 16 + d;
+    }
+    out.source += static_cast<char>(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<MergedDecisionPage> QueryMergedDecisions(const std::vector<SourceLedger>& sources,
+                                                const DecisionQuery& q) {
+  if (Status s = Validate(q); !s.ok()) return s;
+  std::optional<MergedKey> after;
+  if (!q.continue_token.empty()) {
+    CL_ASSIGN_OR_RETURN(after, DecodeMergedToken(q.continue_token));
+  }
+  struct Item {
+    model::Decision decision;
+    const std::string* source;
+  };
+  std::vector<Item> all;
+  bool more = false;
+  for (const SourceLedger& src : sources) {
+    DecisionQuery sq = q;
+    sq.continue_token.clear();
+    if (after) {
+      // In (time, source, seq) order, a source before the token's has nothing left at its time,
+      // the token's own source resumes after its seq, and a later one from the time's start.
+      const uint64_t seq = src.source < after->source    ? std::numeric_limits<uint64_t>::max()
+                           : src.source == after->source ? after->seq
+                                                         : 0;
+      sq.continue_token = EncodeContinueToken(after->time, seq);
+    }
+    CL_ASSIGN_OR_RETURN(DecisionPage page, QueryDecisions(*src.ledger, sq));
+    more = more || !page.continue_token.empty();
+    for (model::Decision& d : page.items) all.push_back({std::move(d), &src.source});
+  }
+  std::stable_sort(all.begin(), all.end(), [](const Item& a, const Item& b) {
+    if (a.decision.time != b.decision.time) return a.decision.time < b.decision.time;
+    if (*a.source != *b.source) return *a.source < *b.source;
+    return a.decision.seq < b.decision.seq;
+  });
+  if (q.limit != 0 && all.size() > q.limit) {
+    all.resize(q.limit);
+    more = true;
+  }
+  MergedDecisionPage page;
+  page.index = IndexFor(q);
+  page.items.reserve(all.size());
+  page.sources.reserve(all.size());
+  for (Item& item : all) {
+    page.items.push_back(std::move(item.decision));
+    page.sources.push_back(*item.source);
+  }
+  if (more && !page.items.empty()) {
+    page.continue_token =
+        EncodeMergedToken(page.items.back().time, page.items.back().seq, page.sources.back());
+  }
+  return page;
+}
+
+Result<std::vector<DecisionCount>> CountMergedDecisions(const std::vector<SourceLedger>& sources,
+                                                        const DecisionQuery& q) {
+  std::map<std::pair<std::string, std::string>, uint64_t> counts;
+  for (const SourceLedger& src : sources) {
+    CL_ASSIGN_OR_RETURN(auto some, CountDecisions(*src.ledger, q));
+    for (const DecisionCount& c : some) counts[{c.action, c.reason}] += c.count;
+  }
   std::vector<DecisionCount> out;
   for (const auto& [key, n] : counts) out.push_back({key.first, key.second, n});
   return out;

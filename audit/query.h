@@ -75,6 +75,28 @@ struct DecisionCount {
 };
 Result<std::vector<DecisionCount>> CountDecisions(store::Ledger& ledger, DecisionQuery q);
 
+// The same queries over several sources' ledgers (the copies an audit store keeps, one per
+// replica): every source's matches, ordered by (time, source, seq), each labelled with its source.
+// A record two sources both hold (a fire time decided on both sides of a handover) is listed once
+// per source: a listing shows records, reports count fire times (audit/adherence_report.h). The
+// continue token names the last (time, source, seq) returned.
+// One source's ledger: a replica's copy in an audit store, by its source id.
+struct SourceLedger {
+  std::string source;
+  store::Ledger* ledger = nullptr;
+};
+struct MergedDecisionPage {
+  std::vector<model::Decision> items;
+  std::vector<std::string> sources;  // sources[i] holds items[i]
+  std::string continue_token;
+  std::string index;
+};
+Result<MergedDecisionPage> QueryMergedDecisions(const std::vector<SourceLedger>& sources,
+                                                const DecisionQuery& q);
+// Counts over every source, records of each source counted.
+Result<std::vector<DecisionCount>> CountMergedDecisions(const std::vector<SourceLedger>& sources,
+                                                        const DecisionQuery& q);
+
 // "NS/NAME" -> {ns, name}; InvalidArgument otherwise.
 Result<std::pair<std::string, std::string>> ParseCronJobKey(std::string_view key);
 

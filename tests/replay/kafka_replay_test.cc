@@ -678,6 +678,31 @@ TEST_F(AuditStoreTest, TheAdherenceReportOfTheStoreCountsEachFireTimeOnce) {
   EXPECT_EQ(terminal, o["totals"]["created"].get<uint64_t>() +
                           o["totals"]["skipped"].get<uint64_t>() +
                           o["totals"]["unexpected"].get<uint64_t>());
+
+  // audit on the store: both sources' records, each labelled, the pages joined losing nothing.
+  const CliResult all = Cli("audit -o json --data-dir " + dir);
+  ASSERT_EQ(all.exit_code, 0) << all.out;
+  const model::Json items = model::ParseJson(all.out).value()["items"];
+  ASSERT_EQ(items.size(), 2 * decisions_);
+  std::map<std::string, uint64_t> per_source;  // records so far = the last seq, in seq order
+  for (const model::Json& item : items) {
+    uint64_t& n = per_source[item["source"].get<std::string>()];
+    EXPECT_EQ(item["seq"], ++n) << item.dump();
+  }
+  EXPECT_EQ(per_source["replica-a"], decisions_);
+  EXPECT_EQ(per_source["replica-b"], decisions_);
+  EXPECT_EQ(items[0]["source"], "replica-a");  // same times: the first source name first
+  const CliResult first = Cli("audit --limit 3 -o json --data-dir " + dir, true);
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  const size_t at = first.out.find("more results: --continue ");
+  ASSERT_NE(at, std::string::npos) << first.out;
+  const std::string token = first.out.substr(at + 25, first.out.find('\n', at) - at - 25);
+  const CliResult rest = Cli("audit -o json --continue " + token + " --data-dir " + dir);
+  ASSERT_EQ(rest.exit_code, 0) << rest.out;
+  EXPECT_EQ(model::ParseJson(rest.out).value()["items"].size(), 2 * decisions_ - 3);
+  const CliResult table = Cli("audit --count -o csv --data-dir " + dir);
+  ASSERT_EQ(table.exit_code, 0) << table.out;
+  EXPECT_NE(table.out.find("action,reason,count"), std::string::npos) << table.out;
 }
 
 }  // namespace
