@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "app/command.h"
+#include "app/support_audit_store.h"
 #include "app/support_replay.h"
 #include "app/support_replay_kafka.h"
 #include "replay/diff.h"
@@ -31,7 +32,8 @@ constexpr const char* kUsage =
     "        controller.noDowntime=true\n"
     "  --kafka-brokers: read the inputs from P.ledger and the decisions from P.decisions\n"
     "        (default P: cronledger) instead of the store\n"
-    "  T: an RFC 3339 time, or a duration before now like kubectl's (--since 1h)\n";
+    "  T: an RFC 3339 time, or a duration before now like kubectl's (--since 1h)\n"
+    "  On an audit store (cronledger audit-store), --verify checks every source's copy.\n";
 
 model::Json PassJson(const replay::PassSummary& p) {
   return {{"tickSeq", p.tick_seq},
@@ -128,6 +130,55 @@ int PrintWhatIf(const replay::ReplayResult& r, const replay::WhatIf& w, OutputFo
   return kExitOk;
 }
 
+// An audit store (`cronledger audit-store`): each source's copy is replayed and verified on its
+// own, since a replica's decisions are a function of its own inputs; the store matches when every
+// copy does.
+int VerifyAuditStore(const std::string& dir, const replay::ReplayOptions& base, OutputFormat format,
+                     const CommandIo& io) {
+  auto opened = audit_store::OpenAuditStoreSources(dir, Duration::max());
+  if (!opened.ok()) {
+    std::fprintf(io.err, "cronledger replay: %s\n", opened.status().ToString().c_str());
+    return kExitFailure;
+  }
+  std::vector<model::Json> rows;
+  bool all_match = true;
+  for (auto& [source, ledger] : *opened) {
+    replay::LedgerSource history(*ledger);
+    auto r = replay::Replay(history, base);
+    if (!r.ok()) {
+      std::fprintf(io.err, "cronledger replay: source %s: %s\n", source.c_str(),
+                   r.status().ToString().c_str());
+      return kExitFailure;
+    }
+    const bool match = r->divergences == 0;
+    all_match = all_match && match;
+    rows.push_back({{"source", source},
+                    {"match", match},
+                    {"decisions", r->recorded_digest.decisions},
+                    {"divergences", r->divergences},
+                    {"passes", r->passes_replayed},
+                    {"interruptedPasses", r->interrupted_passes},
+                    {"recordedSha256", r->recorded_digest.sha256},
+                    {"derivedSha256", r->derived_digest.sha256},
+                    {"firstDivergence", r->first_divergence ? DivergenceJson(*r->first_divergence)
+                                                            : model::Json(nullptr)}});
+    std::fprintf(io.err, "replay --verify: source %s: %s (%llu passes, %llu decisions)\n",
+                 source.c_str(), match ? "OK" : "MISMATCH",
+                 static_cast<unsigned long long>(r->passes_replayed),
+                 static_cast<unsigned long long>(r->derived_digest.decisions));
+    if (!match) PrintDivergenceText(io.err, *r);
+  }
+  if (format == OutputFormat::kJson) {
+    model::Json j = {{"items", rows}, {"match", all_match}};
+    std::fprintf(io.out, "%s\n", model::DumpJson(j).c_str());
+  } else {
+    PrintItems(io.out, format,
+               {"source", "match", "decisions", "divergences", "recordedSha256", "derivedSha256"},
+               rows);
+  }
+  return all_match ? kExitOk : kExitFailure;
+}
+
 // The Kafka streams hold a hole: --verify fails without replaying a partial history.
 int PrintIncomplete(const KafkaHistoryReport& report, OutputFormat format, const CommandIo& io) {
   std::vector<model::Json> gaps;
@@ -201,6 +252,13 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
       bad = o.status();
     }
   }
+  const bool on_audit_store = bad.ok() && !kafka && !flags.Has("bundle") &&
+                              audit_store::IsAuditStoreDir(flags.GetOr("data-dir", "./data"));
+  if (on_audit_store && !flags.Has("verify")) {
+    bad = Status::InvalidArgument(
+        "on an audit store only --verify replays every source; to replay or run a what-if, "
+        "name one source's copy: --data-dir DIR/sources/<source>");
+  }
   if (!bad.ok()) {
     std::fprintf(io.err, "cronledger replay: %s\n%s", bad.message().c_str(), kUsage);
     return kExitUsage;
@@ -222,6 +280,13 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
                    "(--verify refuses it)\n");
     }
     kafka_source = std::move(read->source);
+  }
+  if (on_audit_store) {
+    options.scope = *scope;
+    options.zoneinfo_dir = ZoneinfoDir(flags);
+    options.verify_only = true;
+    options.decide_on_second_thread = true;
+    return VerifyAuditStore(flags.GetOr("data-dir", "./data"), options, *format, io);
   }
   auto history = kafka_source ? Result<History>(History{}) : OpenHistory(flags);
   if (!history.ok()) {

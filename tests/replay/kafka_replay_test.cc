@@ -700,6 +700,20 @@ TEST_F(AuditStoreTest, TheAdherenceReportOfTheStoreCountsEachFireTimeOnce) {
   const CliResult rest = Cli("audit -o json --continue " + token + " --data-dir " + dir);
   ASSERT_EQ(rest.exit_code, 0) << rest.out;
   EXPECT_EQ(model::ParseJson(rest.out).value()["items"].size(), 2 * decisions_ - 3);
+  // replay --verify on the store: every source's copy against its own recorded digest.
+  const CliResult verify = Cli("replay --verify -o json --data-dir " + dir);
+  ASSERT_EQ(verify.exit_code, 0) << verify.out;
+  const model::Json v = model::ParseJson(verify.out).value();
+  EXPECT_EQ(v["match"], true);
+  ASSERT_EQ(v["items"].size(), 2u);
+  EXPECT_EQ(v["items"][0]["source"], "replica-a");
+  EXPECT_EQ(v["items"][1]["source"], "replica-b");
+  for (const model::Json& row : v["items"]) {
+    EXPECT_EQ(row["match"], true);
+    EXPECT_EQ(row["decisions"], decisions_);
+    EXPECT_EQ(row["recordedSha256"], row["derivedSha256"]);
+  }
+  EXPECT_EQ(Cli("replay --data-dir " + dir).exit_code, 2);  // which source's stream to print?
   const CliResult table = Cli("audit --count -o csv --data-dir " + dir);
   ASSERT_EQ(table.exit_code, 0) << table.out;
   EXPECT_NE(table.out.find("action,reason,count"), std::string::npos) << table.out;
