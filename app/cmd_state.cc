@@ -1,9 +1,14 @@
 // `cronledger state NS/NAME --at T`: the view of a CronJob as the controller held it at time T
 // (docs/replay.md "state").
 #include <cstdio>
+#include <optional>
 
 #include "app/command.h"
+#include "app/support_audit.h"
+#include "app/support_audit_store.h"
 #include "app/support_replay.h"
+#include "audit/query.h"
+#include "replay/source.h"
 #include "replay/state_at.h"
 
 namespace cronledger::app {
@@ -13,7 +18,9 @@ using namespace replay_cli;  // NOLINT: the replay commands' shared plumbing
 
 constexpr const char* kUsage =
     "usage: cronledger state NS/NAME --at T [--data-dir DIR | --bundle F] "
-    "[-o table|json|yaml|csv]\n";
+    "[-o table|json|yaml|csv]\n"
+    "On an audit store (cronledger audit-store): the view of the source that decided the\n"
+    "CronJob last at or before T.\n";
 
 Result<replay::StateQuery> Query(const Flags& flags) {
   if (flags.positionals().size() != 1) return Status::InvalidArgument("want one NS/NAME");
@@ -23,6 +30,90 @@ Result<replay::StateQuery> Query(const Flags& flags) {
   CL_ASSIGN_OR_RETURN(q.at, RequiredTimeFlag(flags, "at"));
   q.zoneinfo_dir = ZoneinfoDir(flags);
   return q;
+}
+
+// The last decision `source` recorded for the CronJob before `at`, if any: looked for in windows
+// that widen back from `at`, so a CronJob decided every minute reads about an hour of records.
+Result<std::optional<Time>> LastDecisionBefore(store::Ledger& ledger, const std::string& cron_job,
+                                               Time at) {
+  audit::DecisionQuery q;
+  CL_ASSIGN_OR_RETURN(auto key, audit::ParseCronJobKey(cron_job));
+  q.cron_job_namespace = key.first;
+  q.cron_job_name = key.second;
+  q.summary = true;
+  q.until = at.Add(std::chrono::nanoseconds(1));
+  for (const Duration back :
+       {Duration(std::chrono::hours(1)), Duration(std::chrono::hours(24 * 31)),
+        Duration(std::chrono::hours(24 * 366 * 10))}) {
+    q.since = at.Add(-back);
+    CL_ASSIGN_OR_RETURN(audit::DecisionPage page, audit::QueryDecisions(ledger, q));
+    if (!page.items.empty()) return std::optional<Time>(page.items.back().time);
+  }
+  return std::optional<Time>();
+}
+
+// An audit store: the view of the source that decided the CronJob last at or before T (its owner
+// then), or else of the first source whose view holds it; the other sources are listed.
+int RunMerged(const std::string& dir, const replay::StateQuery& query, OutputFormat format,
+              const CommandIo& io) {
+  auto opened = audit_store::OpenAuditStoreSources(dir, kOneShotRefresh);
+  if (!opened.ok()) {
+    std::fprintf(io.err, "cronledger state: %s\n", opened.status().ToString().c_str());
+    return kExitFailure;
+  }
+  struct Answer {
+    std::string source;
+    replay::StateAtResult state;
+    std::optional<Time> decided;
+  };
+  std::vector<Answer> answers;
+  for (auto& [source, ledger] : *opened) {
+    replay::LedgerSource history(*ledger);
+    auto state = replay::StateAt(history, query);
+    auto decided = LastDecisionBefore(*ledger, query.cron_job, query.at);
+    const Status s = !state.ok() ? state.status() : decided.status();
+    if (!s.ok()) {
+      std::fprintf(io.err, "cronledger state: source %s: %s\n", source.c_str(),
+                   s.ToString().c_str());
+      return kExitFailure;
+    }
+    answers.push_back({source, std::move(*state), *decided});
+  }
+  size_t pick = 0;
+  for (size_t i = 0; i < answers.size(); ++i) {
+    const Answer& a = answers[i];
+    const Answer& best = answers[pick];
+    const bool later = a.decided && (!best.decided || *best.decided < *a.decided);
+    const bool holds = !best.decided && !a.decided && a.state.exists && !best.state.exists;
+    if (later || holds) pick = i;
+  }
+  Answer& answer = answers[pick];
+  model::Json others = model::Json::array();
+  for (const Answer& a : answers) {
+    if (&a == &answer) continue;
+    others.push_back({{"source", a.source},
+                      {"exists", a.state.exists},
+                      {"lastDecision", a.decided ? model::Json(FormatRfc3339Nano(*a.decided))
+                                                 : model::Json(nullptr)}});
+  }
+  if (format == OutputFormat::kTable) {
+    std::fprintf(io.out, "From the ledger of source %s%s.\n", answer.source.c_str(),
+                 answer.decided ? " (the last to decide the CronJob at or before this time)" : "");
+    for (const std::string& s : answer.state.lines) std::fprintf(io.out, "%s\n", s.c_str());
+    for (const model::Json& o : others) {
+      std::fprintf(io.out, "Source %s: %s%s.\n", o["source"].get<std::string>().c_str(),
+                   o["exists"].get<bool>() ? "holds the CronJob too" : "does not hold the CronJob",
+                   o["lastDecision"].is_string()
+                       ? (", last decided it at " + o["lastDecision"].get<std::string>()).c_str()
+                       : "");
+    }
+  } else {
+    model::Json item = answer.state.state;
+    item["source"] = answer.source;
+    item["otherSources"] = std::move(others);
+    PrintItems(io.out, format, {"cronJob", "at", "viewSeq", "exists", "source"}, {item});
+  }
+  return answer.state.exists ? kExitOk : kExitFailure;
 }
 
 int Run(const std::vector<std::string>& args, const CommandIo& io) {
@@ -35,6 +126,9 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     std::fprintf(io.err, "cronledger state: %s\n%s",
                  (query.ok() ? format.status() : query.status()).message().c_str(), kUsage);
     return kExitUsage;
+  }
+  if (!flags.Has("bundle") && audit_store::IsAuditStoreDir(flags.GetOr("data-dir", "./data"))) {
+    return RunMerged(flags.GetOr("data-dir", "./data"), *query, *format, io);
   }
   auto history = OpenHistory(flags);
   if (!history.ok()) {

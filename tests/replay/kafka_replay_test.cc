@@ -714,6 +714,30 @@ TEST_F(AuditStoreTest, TheAdherenceReportOfTheStoreCountsEachFireTimeOnce) {
     EXPECT_EQ(row["recordedSha256"], row["derivedSha256"]);
   }
   EXPECT_EQ(Cli("replay --data-dir " + dir).exit_code, 2);  // which source's stream to print?
+
+  // state --at on the store: the view of the source that decided the CronJob last (both did at
+  // the same times here: the first by name), the other named beside it.
+  const CliResult state =
+      Cli("state " + cron_job + " --at " + scheduled + " -o json --data-dir " + dir);
+  ASSERT_EQ(state.exit_code, 0) << state.out;
+  const model::Json st = model::ParseJson(state.out).value()["items"][0];
+  EXPECT_EQ(st["source"], "replica-a") << state.out;
+  EXPECT_EQ(st["exists"], true);
+  ASSERT_EQ(st["otherSources"].size(), 1u) << state.out;
+  EXPECT_EQ(st["otherSources"][0]["source"], "replica-b");
+  EXPECT_EQ(st["otherSources"][0]["exists"], true);
+  EXPECT_TRUE(st["otherSources"][0]["lastDecision"].is_string()) << state.out;
+  const CliResult state_text =
+      Cli("state " + cron_job + " --at " + scheduled + " --data-dir " + dir);
+  EXPECT_NE(state_text.out.find("From the ledger of source replica-a (the last to decide"),
+            std::string::npos)
+      << state_text.out;
+  const model::Json single =
+      model::ParseJson(Cli("state " + cron_job + " --at " + scheduled + " -o json --data-dir " +
+                           dir + "/sources/replica-a")
+                           .out)
+          .value()["items"][0];
+  EXPECT_EQ(single["viewSeq"], st["viewSeq"]);
   const CliResult table = Cli("audit --count -o csv --data-dir " + dir);
   ASSERT_EQ(table.exit_code, 0) << table.out;
   EXPECT_NE(table.out.find("action,reason,count"), std::string::npos) << table.out;
