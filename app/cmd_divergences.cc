@@ -1,13 +1,18 @@
 // `cronledger divergences`: what the shadow auditor recorded where the cluster's own controller did
 // not do what the upstream semantics call for (MissedRun, LateRun, UnexpectedJob; docs/run.md
 // "Shadow mode"), filtered by CronJob, namespace, window and kind.
+#include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <memory>
+#include <tuple>
+#include <utility>
 
 #include "app/command.h"
 #include "app/flags.h"
 #include "app/output.h"
 #include "app/support_audit.h"
+#include "app/support_audit_store.h"
 #include "app/system_clock.h"
 #include "audit/divergences.h"
 #include "audit/query.h"
@@ -22,7 +27,9 @@ constexpr const char* kUsage =
     "Lists the divergences the shadow auditor (run in shadow mode) recorded, oldest first.\n"
     "K is MissedRun, LateRun or UnexpectedJob. -o json prints {\"items\": [...]}, each item\n"
     "{seq, time, kind, namespace, cronJob, job, detail}.\n"
-    "T: an RFC 3339 time, or a duration before now like kubectl's (--since 1h).\n";
+    "T: an RFC 3339 time, or a duration before now like kubectl's (--since 1h).\n"
+    "On an audit store (cronledger audit-store): every source's divergences, each with its\n"
+    "source.\n";
 
 const std::vector<std::string>& Columns() {
   static const std::vector<std::string> columns = {"time", "kind",          "namespace",  "cronJob",
@@ -92,20 +99,47 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   Result<OutputFormat> format = ParseOutputFormat(flags.GetOr("output", "table"));
   if (!format.ok()) return Fail(io, format.status(), kExitUsage);
 
-  auto ledger = OpenLedgerForAudit(flags.GetOr("data-dir", "./data"), kOneShotRefresh);
-  if (!ledger.ok()) return Fail(io, ledger.status(), kExitFailure);
-  auto found = audit::ListDivergences(**ledger, q);
-  if (!found.ok()) {
-    const bool usage = found.status().code() == Status::Code::kInvalidArgument;
-    return Fail(io, found.status(), usage ? kExitUsage : kExitFailure);
+  // One ledger, or every source of an audit store (each item then names its source).
+  const std::string data_dir = flags.GetOr("data-dir", "./data");
+  std::vector<std::pair<std::string, std::unique_ptr<store::Ledger>>> ledgers;
+  const bool merged = audit_store::IsAuditStoreDir(data_dir);
+  if (merged) {
+    auto opened = audit_store::OpenAuditStoreSources(data_dir, kOneShotRefresh);
+    if (!opened.ok()) return Fail(io, opened.status(), kExitFailure);
+    ledgers = std::move(*opened);
+  } else {
+    auto ledger = OpenLedgerForAudit(data_dir, kOneShotRefresh);
+    if (!ledger.ok()) return Fail(io, ledger.status(), kExitFailure);
+    ledgers.emplace_back("", std::move(*ledger));
   }
+  struct Found {
+    audit::Divergence divergence;
+    const std::string* source;
+  };
+  std::vector<Found> all;
+  for (const auto& [source, ledger] : ledgers) {
+    auto found = audit::ListDivergences(*ledger, q);
+    if (!found.ok()) {
+      const bool usage = found.status().code() == Status::Code::kInvalidArgument;
+      return Fail(io, found.status(), usage ? kExitUsage : kExitFailure);
+    }
+    for (audit::Divergence& d : *found) all.push_back({std::move(d), &source});
+  }
+  std::stable_sort(all.begin(), all.end(), [](const Found& a, const Found& b) {
+    return std::tie(a.divergence.time, *a.source, a.divergence.seq) <
+           std::tie(b.divergence.time, *b.source, b.divergence.seq);
+  });
+  if (q.limit != 0 && all.size() > q.limit) all.resize(q.limit);
 
   const bool records = *format == OutputFormat::kJson || *format == OutputFormat::kYaml;
   std::vector<model::Json> items;
-  for (const audit::Divergence& d : *found) {
-    items.push_back(records ? audit::DivergenceJson(d) : Row(d));
+  for (const Found& f : all) {
+    items.push_back(records ? audit::DivergenceJson(f.divergence) : Row(f.divergence));
+    if (merged) items.back()["source"] = *f.source;
   }
-  PrintItems(io.out, *format, Columns(), items);
+  std::vector<std::string> columns = Columns();
+  if (merged) columns.push_back("source");
+  PrintItems(io.out, *format, columns, items);
   return kExitOk;
 }
 

@@ -8,6 +8,7 @@
 #include <Poco/StreamCopier.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -316,6 +317,42 @@ TEST(AuditCliHeldStore, AuditReportAndServeWorkWhileAnotherProcessHoldsTheStore)
   const CliResult local = Cli("backup --to " + dir.Sub("backup2") + flags, /*merge_stderr=*/true);
   ASSERT_EQ(local.exit_code, 0) << local.out;
   EXPECT_EQ(local.out.find("written by the process that holds"), std::string::npos);
+}
+
+// An audit store laid out as `cronledger audit-store` keeps it (D/sources/<source>/, one ledger
+// per replica): `divergences` lists every source's records in (time, source, seq) order, each with
+// its source, and --limit applies to the merged list.
+TEST_F(AuditCli, DivergencesOfAnAuditStoreNameTheirSource) {
+  const std::string store = dir_.Sub("audit-store");
+  for (const std::string source : {"replica-b", "replica-a"}) {
+    const std::string copy = store + "/sources/" + source;
+    std::filesystem::create_directories(store + "/sources");
+    std::filesystem::copy(data_, copy, std::filesystem::copy_options::recursive);
+    testing::AddSampleDivergences(copy);
+  }
+  const model::Json merged = Json(Cli("divergences -o json --data-dir " + store));
+  ASSERT_EQ(merged["items"].size(), 8u) << merged;
+  // Both copies hold the same records: per source in seq order, at a time the first source first.
+  std::map<std::string, std::vector<uint64_t>> seqs;
+  for (const model::Json& item : merged["items"]) {
+    seqs[item["source"].get<std::string>()].push_back(item["seq"].get<uint64_t>());
+  }
+  ASSERT_EQ(seqs.size(), 2u);
+  EXPECT_EQ(seqs["replica-a"], seqs["replica-b"]);
+  EXPECT_TRUE(std::is_sorted(seqs["replica-a"].begin(), seqs["replica-a"].end()));
+  EXPECT_EQ(merged["items"][0]["source"], "replica-a");
+  EXPECT_EQ(merged["items"][1]["source"], "replica-b");
+  const model::Json one =
+      Json(Cli("divergences -o json --data-dir " + store + "/sources/replica-a"));
+  ASSERT_EQ(one["items"].size(), 4u);
+  EXPECT_FALSE(one["items"][0].contains("source"));
+  EXPECT_EQ(one["items"][0]["kind"], merged["items"][0]["kind"]);
+  const model::Json limited = Json(Cli("divergences --limit 3 -o json --data-dir " + store));
+  EXPECT_EQ(limited["items"].size(), 3u);
+  const CliResult csv = Cli("divergences --kind LateRun -o csv --data-dir " + store);
+  ASSERT_EQ(csv.exit_code, 0) << csv.out;
+  EXPECT_NE(csv.out.find(",source\n"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",replica-b\n"), std::string::npos) << csv.out;
 }
 
 }  // namespace
