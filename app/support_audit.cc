@@ -3,6 +3,8 @@
 
 #include <filesystem>
 
+#include "app/support_audit_store.h"
+
 namespace cronledger::app {
 
 Result<std::unique_ptr<store::Ledger>> OpenLedgerForAudit(const std::string& data_dir,
@@ -11,6 +13,7 @@ Result<std::unique_ptr<store::Ledger>> OpenLedgerForAudit(const std::string& dat
   if (!std::filesystem::is_directory(data_dir, ec)) {
     return Status::NotFound("no ledger at " + data_dir);
   }
+  CL_RETURN_IF_ERROR(audit_store::CheckNotAnAuditStore(data_dir));
   store::LedgerOptions o;
   o.path = data_dir;
   o.read_only = true;

@@ -118,6 +118,25 @@ bool IsAuditStoreDir(const std::string& dir) {
          !fs::exists(fs::path(dir) / "CURRENT", ec);
 }
 
+Status CheckNotAnAuditStore(const std::string& dir) {
+  if (!IsAuditStoreDir(dir)) return Status::Ok();
+  std::vector<std::string> copies;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(dir) / kSourcesDir, ec)) {
+    if (e.is_directory())
+      copies.push_back((fs::path(dir) / kSourcesDir / e.path().filename()).string());
+  }
+  std::sort(copies.begin(), copies.end());
+  std::string list;
+  for (const std::string& c : copies) list += (list.empty() ? "" : ", ") + c;
+  return Status::FailedPrecondition(
+      dir +
+      " is an audit store (cronledger audit-store); this command reads one source's ledger: "
+      "--data-dir " +
+      dir + "/" + std::string(kSourcesDir) + "/<source> (" +
+      (list.empty() ? std::string("no source yet") : list) + ")");
+}
+
 Result<std::vector<std::pair<std::string, std::unique_ptr<store::Ledger>>>> OpenAuditStoreSources(
     const std::string& dir, Duration refresh) {
   std::vector<std::pair<std::string, std::string>> found;  // source, directory

@@ -95,6 +95,10 @@ std::string SourceDirName(std::string_view source);
 // Whether `dir` is an audit store (it has `sources/` and no ledger of its own).
 bool IsAuditStoreDir(const std::string& dir);
 
+// Ok when `dir` is not an audit store; else FailedPrecondition for a command that reads one ledger,
+// naming the sources' copies to pick from.
+Status CheckNotAnAuditStore(const std::string& dir);
+
 // Every source's copy in the audit store `dir`, opened read-only like OpenLedgerForAudit (so
 // while `audit-store` writes), by source. NotFound when it holds no source yet.
 Result<std::vector<std::pair<std::string, std::unique_ptr<store::Ledger>>>> OpenAuditStoreSources(

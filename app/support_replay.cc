@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "app/support_audit_store.h"
 #include "app/system_clock.h"
 #include "replay/bundle.h"
 
@@ -23,6 +24,7 @@ Result<History> OpenHistory(const Flags& flags) {
   }
   store::LedgerOptions lo;
   lo.path = flags.GetOr("data-dir", "./data");
+  CL_RETURN_IF_ERROR(audit_store::CheckNotAnAuditStore(lo.path));
   lo.create_if_missing = false;
   // Read-only (a RocksDB secondary instance): works while `cronledger run` or `ingest` holds the
   // store, and never writes to it. One catch-up, at open: the command reads the ledger as of its

@@ -353,6 +353,15 @@ TEST_F(AuditCli, DivergencesOfAnAuditStoreNameTheirSource) {
   ASSERT_EQ(csv.exit_code, 0) << csv.out;
   EXPECT_NE(csv.out.find(",source\n"), std::string::npos) << csv.out;
   EXPECT_NE(csv.out.find(",replica-b\n"), std::string::npos) << csv.out;
+
+  // A command that reads one ledger names the copies to pick from.
+  const CliResult exported = Cli("export --data-dir " + store, true);
+  EXPECT_EQ(exported.exit_code, 1);
+  EXPECT_NE(exported.out.find("is an audit store (cronledger audit-store)"), std::string::npos)
+      << exported.out;
+  EXPECT_NE(exported.out.find(store + "/sources/replica-a, " + store + "/sources/replica-b"),
+            std::string::npos)
+      << exported.out;
 }
 
 }  // namespace
