@@ -227,9 +227,12 @@ Status DecodeChunkedRawValue(std::string_view stored, const ChunkSource& chunks,
   out->clear();
   out->reserve(list.length);  // no reallocation: a repeat appends from out itself
   std::string piece;
-  for (const auto& [id, len] : list.chunks) {
-    auto corrupt = [&id](std::string_view what) {
-      return Status::Corruption("raw bytes: chunk " + ChunkIdHex(id) + " " + std::string(what));
+  for (const auto& entry : list.chunks) {
+    const auto& [id, len] = entry;
+    // Captures the pair, not its binding `id`: clang 14 cannot capture a structured binding.
+    auto corrupt = [&entry](std::string_view what) {
+      return Status::Corruption("raw bytes: chunk " + ChunkIdHex(entry.first) + " " +
+                                std::string(what));
     };
     const size_t k = slot[id];
     if (first_at[k] != SIZE_MAX) {
