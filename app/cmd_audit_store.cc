@@ -44,17 +44,20 @@ void OnSignal(int) { g_stop.store(true); }
 void PrintStates(const CommandIo& io, OutputFormat format, const audit_store::RoundReport& report) {
   std::vector<model::Json> items;
   for (const auto& s : report.sources) {
-    items.push_back({{"source", s.source},
-                     {"dir", s.dir},
-                     {"lastInputSeq", s.last_input_seq},
-                     {"lastDecisionSeq", s.last_decision_seq},
-                     {"waitingInputs", s.waiting_inputs},
-                     {"waitingDecisions", s.waiting_decisions}});
+    items.push_back(
+        {{"source", s.source},
+         {"dir", s.dir},
+         {"lastInputSeq", s.last_input_seq},
+         {"lastDecisionSeq", s.last_decision_seq},
+         {"lastRecordedAt", s.last_recorded_at ? model::Json(FormatRfc3339Nano(*s.last_recorded_at))
+                                               : model::Json(nullptr)},
+         {"waitingInputs", s.waiting_inputs},
+         {"waitingDecisions", s.waiting_decisions}});
   }
-  PrintItems(
-      io.out, format,
-      {"source", "dir", "lastInputSeq", "lastDecisionSeq", "waitingInputs", "waitingDecisions"},
-      items);
+  PrintItems(io.out, format,
+             {"source", "dir", "lastInputSeq", "lastDecisionSeq", "lastRecordedAt", "waitingInputs",
+              "waitingDecisions"},
+             items);
 }
 
 int Run(const std::vector<std::string>& args, const CommandIo& io) {

@@ -191,6 +191,16 @@ std::string AuditStoreMetrics::Render() const {
     out += "cronledger_audit_store_last_round_timestamp_seconds " +
            std::to_string(last_good_->UnixNanosSaturated() / 1'000'000'000) + "\n";
   }
+  out +=
+      "# HELP cronledger_audit_store_last_record_timestamp_seconds When a source recorded the "
+      "last input its copy holds.\n"
+      "# TYPE cronledger_audit_store_last_record_timestamp_seconds gauge\n";
+  for (const SourceState& s : sources_) {
+    if (!s.last_recorded_at) continue;
+    out += "cronledger_audit_store_last_record_timestamp_seconds{source=\"" +
+           audit::EscapeLabel(s.source) + "\"} " +
+           std::to_string(s.last_recorded_at->UnixNanosSaturated() / 1'000'000'000) + "\n";
+  }
   const std::pair<const char*, const char*> gauges[] = {
       {"cronledger_audit_store_last_seq", "The last seq stored in a source's copy, per log."},
       {"cronledger_audit_store_waiting_records",
@@ -231,7 +241,10 @@ std::vector<std::string> RoundReport::Describe(const std::string& topic_prefix) 
     lines.push_back(name + ": inputs up to seq " + std::to_string(s.last_input_seq) + " (+" +
                     std::to_string(s.inputs_added) + "), decisions up to seq " +
                     std::to_string(s.last_decision_seq) + " (+" +
-                    std::to_string(s.decisions_added) + ") in " + s.dir);
+                    std::to_string(s.decisions_added) + ") in " + s.dir +
+                    (s.last_recorded_at
+                         ? ", last recorded at " + FormatRfc3339Nano(*s.last_recorded_at)
+                         : std::string()));
     const std::pair<const std::string*, std::pair<uint64_t, uint64_t>> waits[] = {
         {&topics.ledger, {s.input_waits_for, s.waiting_inputs}},
         {&topics.decisions, {s.decision_waits_for, s.waiting_decisions}}};
@@ -404,6 +417,13 @@ Status AuditStore::Drain(const std::string& source, RoundState* round) {
                           [](const store::CommitResult& r) { return r.last_decision_seq; },
                           &state.decisions_added));
 
+  if (state.last_input_seq > 0) {
+    CL_RETURN_IF_ERROR(
+        ledger->ScanInputs(state.last_input_seq, false, [&](const store::LogRecord& r) {
+          state.last_recorded_at = r.recorded_at;
+          return false;
+        }));
+  }
   state.waiting_inputs = inputs.size();
   state.input_waits_for = inputs.empty() ? 0 : state.last_input_seq + 1;
   state.waiting_decisions = decisions.size();

@@ -66,6 +66,9 @@ struct SourceState {
   std::string dir;     // its ledger store
   uint64_t last_input_seq = 0;
   uint64_t last_decision_seq = 0;
+  // When the source recorded its last input stored here (unset while the copy holds none): a
+  // replica that stopped producing shows as a time that no longer moves.
+  std::optional<Time> last_recorded_at;
   uint64_t inputs_added = 0;  // this round
   uint64_t decisions_added = 0;
   // Records held back because an earlier seq has not arrived, and the first seq each stream
@@ -115,6 +118,7 @@ class AuditStoreMetrics {
   //   cronledger_audit_store_records_total, cronledger_audit_store_duplicates_total,
   //   cronledger_audit_store_last_round_timestamp_seconds,
   //   cronledger_audit_store_last_seq{source,log},
+  //   cronledger_audit_store_last_record_timestamp_seconds{source},
   //   cronledger_audit_store_waiting_records{source,log}
   std::string Render() const;
   // Ready once a round succeeded and the last one did: FailedPrecondition otherwise.

@@ -541,6 +541,16 @@ TEST_F(AuditStoreTest, CliFollowsTheTopicsAndEveryReadCommandWorksOnACopy) {
   EXPECT_EQ((*j)["items"][0]["source"], "replica-0");
   EXPECT_EQ((*j)["items"][0]["lastInputSeq"], inputs_);
   EXPECT_EQ((*j)["items"][0]["lastDecisionSeq"], decisions_);
+  // When the source recorded its last input: the time of the replica's own last record.
+  Time last_recorded;
+  ASSERT_TRUE(world_->ledger()
+                  .ScanInputs(inputs_, false,
+                              [&](const store::LogRecord& r) {
+                                last_recorded = r.recorded_at;
+                                return false;
+                              })
+                  .ok());
+  EXPECT_EQ((*j)["items"][0]["lastRecordedAt"], FormatRfc3339Nano(last_recorded));
 
   const std::string copy = " --data-dir " + dir + "/sources/replica-0";
   const CliResult verify = Cli("replay --verify -o json" + copy);
@@ -594,6 +604,11 @@ TEST_F(AuditStoreTest, CliFollowsTheTopicsAndEveryReadCommandWorksOnACopy) {
   EXPECT_NE(
       scrape.find(
           "\ncronledger_audit_store_waiting_records{source=\"replica-2\",log=\"decisions\"} 0\n"),
+      std::string::npos)
+      << scrape;
+  EXPECT_NE(
+      scrape.find("\ncronledger_audit_store_last_record_timestamp_seconds{source=\"replica-2\"} " +
+                  std::to_string(last_recorded.UnixNanosSaturated() / 1'000'000'000) + "\n"),
       std::string::npos)
       << scrape;
   EXPECT_NE(scrape.find("\ncronledger_audit_store_records_total " +
