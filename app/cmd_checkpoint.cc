@@ -7,6 +7,7 @@
 #include "app/command.h"
 #include "app/flags.h"
 #include "app/output.h"
+#include "app/support_audit_store.h"
 #include "app/system_clock.h"
 #include "replay/trail.h"
 #include "store/ledger.h"
@@ -51,6 +52,10 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   store::LedgerOptions lo;
   lo.path = flags.GetOr("data-dir", "./data");
   lo.create_if_missing = false;
+  if (Status s = audit_store::CheckNotAnAuditStore(lo.path); !s.ok()) {
+    std::fprintf(io.err, "cronledger checkpoint: %s\n", s.ToString().c_str());
+    return kExitFailure;
+  }
   auto ledger = store::Ledger::Open(lo);
   if (!ledger.ok() && ledger.status().code() == Status::Code::kIoError) {
     // The writer holds the lock: chain the new records without keeping them.

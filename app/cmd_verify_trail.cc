@@ -3,10 +3,12 @@
 // (replay/trail.h). Exit 0 when intact, 1 naming the first altered, removed or inserted record.
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "app/command.h"
 #include "app/flags.h"
+#include "app/support_audit_store.h"
 #include "replay/trail.h"
 #include "store/ledger.h"
 
@@ -83,7 +85,9 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     lo.path = *flags.Get("data-dir");
     lo.read_only = true;
     lo.read_only_refresh = Duration::max();  // one consistent state for the whole check
-    auto ledger = store::Ledger::Open(lo);
+    const Status not_merged = audit_store::CheckNotAnAuditStore(lo.path);
+    auto ledger = not_merged.ok() ? store::Ledger::Open(lo)
+                                  : Result<std::unique_ptr<store::Ledger>>(not_merged);
     verdict = ledger.ok() ? replay::trail::VerifyStore(**ledger, *checkpoint)
                           : Result<replay::trail::TrailVerdict>(ledger.status());
   }

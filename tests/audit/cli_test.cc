@@ -362,6 +362,19 @@ TEST_F(AuditCli, DivergencesOfAnAuditStoreNameTheirSource) {
   EXPECT_NE(exported.out.find(store + "/sources/replica-a, " + store + "/sources/replica-b"),
             std::string::npos)
       << exported.out;
+  const std::string checkpoint = dir_.Sub("checkpoint.json");
+  const std::string token = dir_.Sub("token");
+  std::ofstream(checkpoint)
+      << Cli("checkpoint -o json --data-dir " + store + "/sources/replica-a").out;
+  std::ofstream(token) << "secret\n";
+  for (const std::string& cmd :
+       {std::string("checkpoint"), "verify-trail --checkpoint " + checkpoint,
+        "serve --listen 127.0.0.1:0 --token-file " + token}) {
+    const CliResult refused = Cli(cmd + " --data-dir " + store, true);
+    EXPECT_NE(refused.exit_code, 0) << cmd;
+    EXPECT_NE(refused.out.find("is an audit store (cronledger audit-store)"), std::string::npos)
+        << cmd << ": " << refused.out;
+  }
 }
 
 }  // namespace
