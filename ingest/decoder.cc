@@ -27,11 +27,15 @@ std::string Err(std::string_view what, simdjson::error_code e) {
   return std::string(what) + ": " + simdjson::error_message(e);
 }
 
-// Reads an optional string field (null = absent). Returns "" or the error reason.
+// Reads an optional string field (null = absent). Returns "" or the error reason. A key given
+// twice takes its last value, as every JSON reader of the object does (a null one included).
 std::string ReadString(od::value v, std::string_view path, std::string_view* out) {
   od::json_type type;
   if (auto e = v.type().get(type)) return Err(path, e);
-  if (type == od::json_type::null) return "";
+  if (type == od::json_type::null) {
+    *out = {};
+    return "";
+  }
   if (type != od::json_type::string) return std::string(path) + ": not a string";
   if (auto e = v.get_string().get(*out)) return Err(path, e);
   return "";

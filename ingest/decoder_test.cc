@@ -77,6 +77,12 @@ TEST(DecoderTest, AnEmptyListYieldsNothingOnlyWhenItIsWellFormed) {
         << out.rejections[0].reason;
     EXPECT_EQ(out.rejections[0].raw, bad);
   }
+  // A key given twice takes its last value, null included: this is no List but a bare object
+  // without a kind.
+  auto twice = decoder.DecodeCopy(R"({"kind":"List","kind":null,"items":[]})");
+  EXPECT_TRUE(twice.events.empty());
+  ASSERT_EQ(twice.rejections.size(), 1u);
+  EXPECT_EQ(twice.rejections[0].reason, "missing kind");
 }
 
 TEST(DecoderTest, BookmarkNeedsOnlyAResourceVersion) {
