@@ -50,12 +50,23 @@ done
 check "helm lint --strict with every other value set" "$HELM" lint --strict "$chart" \
   --set mode=kafka --set replicas=5 --set fullnameOverride=cl --set image.tag=0.2.0 \
   --set kafka.topicPrefix=team-a --set kafka.checkpointInterval=1m \
+  --set kafka.auditStore.storage=100Gi --set kafka.auditStore.storageClassName=fast \
   --set ledger.storageClassName=fast --set ledger.storage=50Gi --set 'extraArgs={--workers=8}' --set api.tokenSecret=audit-token --set rbac.create=false \
   --set serviceMonitor.enabled=true --set 'serviceMonitor.labels.release=prom' \
   --set prometheusRule.enabled=true --set nameOverride=ledger
 out="$("$HELM" template cronledger "$chart" --set mode=kafka --set kafka.checkpointInterval=1m 2>&1)" || true
 check "kafka.checkpointInterval reaches the replicas' arguments" \
   grep -q -- '- --kafka-checkpoint-interval=1m' <<<"$out"
+out="$("$HELM" template cronledger "$chart" --set mode=kafka --set kafka.topicPrefix=team-a 2>&1)" || true
+check "kafka.topicPrefix reaches the audit store's arguments" \
+  python3 -c 'import sys, yaml
+docs = [d for d in yaml.safe_load_all(sys.stdin) if d and d["kind"] == "Deployment"
+        and d["metadata"]["name"].endswith("-audit-store")]
+sys.exit(0 if len(docs) == 1 and "--kafka-topic-prefix=team-a"
+         in docs[0]["spec"]["template"]["spec"]["containers"][0]["args"] else 1)' <<<"$out"
+expect_eq "kafka.auditStore.enabled=false leaves the audit store out" 0 \
+  "$("$HELM" template cronledger "$chart" --set mode=kafka --set kafka.auditStore.enabled=false |
+    grep -c 'audit-store' || true)"
 # Values the chart refuses, with the reason.
 if out="$("$HELM" template cronledger "$chart" --set mode=batch 2>&1)"; then
   fail "an unknown mode is accepted"

@@ -87,3 +87,15 @@ readOnlyRootFilesystem: true
 capabilities:
   drop: [ALL]
 {{- end }}
+
+{{- define "cronledger.auditStoreLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+{{ include "cronledger.auditStoreSelectorLabels" . }}
+{{- end }}
+
+{{- define "cronledger.auditStoreSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "cronledger.name" . }}-audit-store
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
