@@ -56,9 +56,10 @@ int Rank(const replay::Why& w) {
 }
 
 // An audit store (`cronledger audit-store`): the question asked of every source's ledger. The
-// answer is the one with a record (the latest fire time first, for --at), from the first such
-// source by name; what the other sources' ledgers say is added (`otherSources`), as a handover
-// leaves a fire time in two of them.
+// answer is the one with a record (the latest fire time first, for --at), the earliest decided
+// when several sources record it (the pass that created the Job; a later record is the next
+// owner's adoption after a handover), then the first by name; what the other sources' ledgers
+// say is added (`otherSources`).
 Result<replay::Why> ExplainAcrossSources(const std::string& dir, const replay::WhyQuery& query) {
   CL_ASSIGN_OR_RETURN(auto ledgers,
                       audit_store::OpenAuditStoreSources(dir, std::chrono::hours(24)));
@@ -73,7 +74,8 @@ Result<replay::Why> ExplainAcrossSources(const std::string& dir, const replay::W
     const replay::Why& x = a.second;
     const replay::Why& y = b.second;
     if (x.scheduled != y.scheduled) return x.scheduled > y.scheduled;
-    return Rank(x) < Rank(y);
+    if (Rank(x) != Rank(y)) return Rank(x) < Rank(y);
+    return x.decided_at && y.decided_at && *x.decided_at < *y.decided_at;
   });
   replay::Why chosen = std::move(answers.front().second);
   const std::string& source = answers.front().first;

@@ -192,7 +192,9 @@ namespace {
 
 bool IsTerminalSlot(const Slot& s) { return s.status == "created" || s.status == "skipped"; }
 
-// Which of two candidates for one fire time a merged report counts.
+// Which of two candidates for one fire time a merged report counts: a record before none, a
+// created before a skipped, then the earlier created (the pass that created the Job; a later
+// record is the next owner's adoption after a handover), then the first source by name.
 bool Counts(const Slot& a, const Slot& b) {
   const int ra = a.status == "created"   ? 0
                  : a.status == "skipped" ? 1
@@ -203,6 +205,7 @@ bool Counts(const Slot& a, const Slot& b) {
                  : b.status == "pending" ? 2
                                          : 3;
   if (ra != rb) return ra < rb;
+  if (a.skew && b.skew && *a.skew != *b.skew) return *a.skew < *b.skew;
   return a.source < b.source;
 }
 

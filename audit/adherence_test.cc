@@ -295,5 +295,35 @@ TEST(MergedAdherence, AHandoverIsAccountedOnceAcrossSources) {
   EXPECT_TRUE(ComputeMergedAdherence({{"a", &a.ledger()}}, **tzdb, o).status().IsNotFound());
 }
 
+// The new owner's record of a handover's fire time is its adoption of the Job the old owner
+// created, decided later: the old owner's create counts, whatever the sources' names, so the
+// skew is the Job's own.
+TEST(MergedAdherence, TheEarlierCreateOfAHandoverFireTimeCounts) {
+  auto tzdb = model::OpenSystemTimeZoneDb({});
+  ASSERT_TRUE(tzdb.ok());
+  HandLedger a, b;
+  for (HandLedger* h : {&a, &b}) h->AddCronJob("ns", "hourly", "0 * * * *", At(0, 30));
+  b.Decide("ns", "hourly", At(3, 0, 1), DecisionAction::kCreateJob, At(3));  // the old owner
+  a.Decide("ns", "hourly", At(3, 31), DecisionAction::kCreateJob, At(3));    // its adoption
+  AdherenceOptions o;
+  o.since = At(3);
+  o.until = At(3, 30);
+  o.with_slots = true;
+  o.with_outcomes = false;
+  auto r = ComputeMergedAdherence({{"a", &a.ledger()}, {"b", &b.ledger()}}, **tzdb, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->items.size(), 1u);
+  const CronJobAdherence& m = r->items[0];
+  EXPECT_EQ(m.created, 1u);
+  ASSERT_EQ(m.slots.size(), 1u);
+  EXPECT_EQ(m.slots[0].source, "b");
+  ASSERT_TRUE(m.slots[0].skew.has_value());
+  EXPECT_EQ(*m.slots[0].skew, Duration(std::chrono::seconds(1)));
+  ASSERT_TRUE(m.max_skew.has_value());
+  EXPECT_EQ(*m.max_skew, Duration(std::chrono::seconds(1)));
+  ASSERT_EQ(m.slots[0].also_decided_by.size(), 1u);
+  EXPECT_EQ(m.slots[0].also_decided_by[0].source, "a");
+}
+
 }  // namespace
 }  // namespace cronledger::audit

@@ -31,6 +31,7 @@ struct Why {
   // "created" | "skipped" | "pending" | "no record" | "not a fire time" | "unknown CronJob"
   std::string verdict;
   std::string reason;                         // the skip reason, when skipped
+  std::optional<Time> decided_at;             // created or skipped: when the deciding pass ran
   std::vector<std::string> sentences;         // plain English, in order
   model::Json facts = model::Json::object();  // the same, as data (-o json)
 };

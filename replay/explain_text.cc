@@ -114,6 +114,7 @@ void WhyWriter::DescribeView(const PassFacts& p) {
 void WhyWriter::Terminal(Time t, const PassFacts& pass, const model::Decision& d,
                          const PassFacts* first) {
   why_.scheduled = t;
+  why_.decided_at = pass.summary.tick.now;
   const bool created = d.action == model::DecisionAction::kCreateJob;
   why_.verdict = created ? "created" : "skipped";
   why_.reason = created ? "" : d.reason;

@@ -32,6 +32,13 @@
 //
 //   audit_bench [CRONJOBS] [DAYS] [MINUTELY] [QUERIES] [STORE_DIR]
 // STORE_DIR is kept and reused when it already holds a ledger (the build is skipped).
+//
+// With AUDIT_BENCH_SOURCES=N (N >= 2) the same decisions are spread over N ledgers laid out as
+// an audit store keeps a Kafka deployment's replicas (STORE_DIR/sources/s0 ... s<N-1>): CronJob i
+// is decided by source i % N for the first half of the span and by source (i + 1) % N after a
+// rebalance, so one CronJob's history lies in two of them. Then only the one-CronJob query runs,
+// as `audit --cronjob` runs it on an audit store (audit::QueryMergedDecisions over every source);
+// peer: the raw index range read in every source.
 #include <rocksdb/db.h>
 
 #include <algorithm>
@@ -165,25 +172,33 @@ void Check(const Status& s, const char* what) {
   std::exit(1);
 }
 
-// Passes minute by minute over the whole span, committed in units of ~25k decisions.
-void Build(store::Ledger& ledger, const Shape& s) {
+// Passes minute by minute over the whole span, committed in units of ~25k decisions per ledger:
+// CronJob i's pass at minute m goes to ledgers[owner(i, m)]; every ledger holds every CronJob.
+void Build(const std::vector<store::Ledger*>& ledgers, const Shape& s,
+           const std::function<size_t(int, int)>& owner) {
   const auto start = Clock::now();
-  store::UnitOfWork cron_jobs;
-  for (int i = 0; i < s.cron_jobs; ++i) cron_jobs.inputs.push_back(CronJobEvent(s, i));
-  Check(ledger.Commit(std::move(cron_jobs)).status(), "commit CronJobs");
-  store::UnitOfWork unit;
+  for (store::Ledger* ledger : ledgers) {
+    store::UnitOfWork cron_jobs;
+    for (int i = 0; i < s.cron_jobs; ++i) cron_jobs.inputs.push_back(CronJobEvent(s, i));
+    Check(ledger->Commit(std::move(cron_jobs)).status(), "commit CronJobs");
+  }
+  std::vector<store::UnitOfWork> units(ledgers.size());
   uint64_t total = 0;
   const int minutes = s.days * 24 * 60;
   for (int m = 0; m < minutes; ++m) {
     const Time slot = kStart.Add(std::chrono::minutes(m));
-    for (int i = 0; i < s.minutely; ++i) Pass(s, i, slot, &unit.decisions);
+    auto pass = [&](int i) { Pass(s, i, slot, &units[owner(i, m)].decisions); };
+    for (int i = 0; i < s.minutely; ++i) pass(i);
     for (int i = s.minutely + ((m % 60) - s.minutely % 60 + 60) % 60; i < s.cron_jobs; i += 60) {
-      Pass(s, i, slot, &unit.decisions);
+      pass(i);
     }
-    if (unit.decisions.size() >= 25000 || m + 1 == minutes) {
-      total += unit.decisions.size();
-      Check(ledger.Commit(std::move(unit)).status(), "commit");
-      unit = store::UnitOfWork();
+    for (size_t k = 0; k < ledgers.size(); ++k) {
+      if (units[k].decisions.size() < 25000 && !(m + 1 == minutes && !units[k].decisions.empty())) {
+        continue;
+      }
+      total += units[k].decisions.size();
+      Check(ledgers[k]->Commit(std::move(units[k])).status(), "commit");
+      units[k] = store::UnitOfWork();
     }
     if (m % (24 * 60) == 24 * 60 - 1) {
       std::fprintf(stderr, "  day %d: %llu decisions, %.0f s\n", m / (24 * 60) + 1,
@@ -351,6 +366,104 @@ double TimeMs(F&& f) {
   return Seconds(t) * 1000.0;
 }
 
+// The audit store's one-CronJob query (AUDIT_BENCH_SOURCES=N): QueryMergedDecisions over the N
+// sources against raw reads of the same index range in each, back to back, alternating which
+// goes first.
+int RunMerged(const Shape& s, const std::string& path, int n_sources,
+              const std::vector<int>& hourly_picks, const std::vector<int>& minutely_picks) {
+  std::vector<std::string> dirs;
+  for (int k = 0; k < n_sources; ++k) dirs.push_back(path + "/sources/s" + std::to_string(k));
+  const bool reuse = std::filesystem::exists(dirs.front() + "/CURRENT");
+  std::printf("audit store: %d sources under %s/sources, %s\n", n_sources, path.c_str(),
+              reuse ? "reusing" : "building");
+  std::vector<std::unique_ptr<store::Ledger>> owned;
+  std::vector<store::Ledger*> ledgers;
+  std::vector<audit::SourceLedger> sources;
+  for (int k = 0; k < n_sources; ++k) {
+    std::filesystem::create_directories(dirs[static_cast<size_t>(k)]);
+    owned.push_back(OpenLedger(dirs[static_cast<size_t>(k)]));
+    ledgers.push_back(owned.back().get());
+    sources.push_back({"s" + std::to_string(k), ledgers.back()});
+  }
+  const int half = s.days * 24 * 60 / 2;
+  if (!reuse) {
+    Build(ledgers, s,
+          [&](int i, int m) { return static_cast<size_t>((i + (m < half ? 0 : 1)) % n_sources); });
+  }
+  uint64_t decisions = 0;
+  for (store::Ledger* l : ledgers) {
+    auto meta = l->Meta();
+    Check(meta.status(), "meta");
+    decisions += meta->last_decision_seq;
+  }
+  std::printf("decisions in the store: %llu over %d sources; load average at start: %s\n",
+              static_cast<unsigned long long>(decisions), n_sources, LoadAverage().c_str());
+  std::vector<std::unique_ptr<RawStore>> raws;
+  for (const std::string& d : dirs) raws.push_back(std::make_unique<RawStore>(d));
+  const Time end = kStart.Add(std::chrono::hours(24 * s.days));
+  std::vector<double> ours_rows, ours_full, peer_rows, peer_full;
+  auto measure = [&](const std::vector<int>& picks, bool summary, std::vector<double>* ours_ms,
+                     std::vector<double>* peer_ms) {
+    size_t records = 0;
+    for (size_t n = 0; n < picks.size(); ++n) {
+      const int i = picks[n];
+      audit::DecisionQuery q;
+      q.cron_job_namespace = Ns(i);
+      q.cron_job_name = Name(i);
+      q.since = kStart;
+      q.until = end;
+      q.summary = summary;
+      size_t ours_n = 0, peer_n = 0;
+      auto ours = [&] {
+        auto page = audit::QueryMergedDecisions(sources, q);
+        Check(page.status(), "merged query");
+        ours_n = page->items.size();
+      };
+      auto peer = [&] {
+        peer_n = 0;
+        for (auto& raw : raws) {
+          peer_n += raw->Range(store::keys::ByCronJobPrefix(Ns(i), Name(i)), kStart, end,
+                               summary ? RawStore::Also::kNothing : RawStore::Also::kTemplates);
+        }
+      };
+      if (n % 2 == 0) {
+        ours_ms->push_back(TimeMs(ours));
+        peer_ms->push_back(TimeMs(peer));
+      } else {
+        peer_ms->push_back(TimeMs(peer));
+        ours_ms->push_back(TimeMs(ours));
+      }
+      if (ours_n != peer_n) {
+        std::fprintf(stderr, "merged query of %s/%s: %zu records, the raw ranges hold %zu\n",
+                     Ns(i).c_str(), Name(i).c_str(), ours_n, peer_n);
+        std::exit(1);
+      }
+      records += ours_n;
+    }
+    return static_cast<double>(records) / static_cast<double>(picks.size());
+  };
+  const double rh = measure(hourly_picks, true, &ours_rows, &peer_rows);
+  const double fh = measure(hourly_picks, false, &ours_full, &peer_full);
+  const char* kRowsPeer = "  peer: raw RocksDB, the range in every source";
+  const char* kFullPeer = "  peer: raw RocksDB, range + templates, each";
+  std::printf("\n4. audit store: one CronJob x %d days over %d sources (audit --cronjob)\n", s.days,
+              n_sources);
+  Print("  hourly, rows (-o table|csv)", Summarize(ours_rows), kRowsPeer, Summarize(peer_rows), rh);
+  PrintGoal(Summarize(ours_rows));
+  Print("  hourly, whole records (-o json|yaml)", Summarize(ours_full), kFullPeer,
+        Summarize(peer_full), fh);
+  PrintGoal(Summarize(ours_full));
+  ours_rows.clear(), ours_full.clear(), peer_rows.clear(), peer_full.clear();
+  const double rm = measure(minutely_picks, true, &ours_rows, &peer_rows);
+  const double fm = measure(minutely_picks, false, &ours_full, &peer_full);
+  Print("  every-minute, rows (-o table|csv)", Summarize(ours_rows), kRowsPeer,
+        Summarize(peer_rows), rm);
+  Print("  every-minute, whole records (-o json|yaml)", Summarize(ours_full), kFullPeer,
+        Summarize(peer_full), fm);
+  std::printf("\nload average at the end: %s\n", LoadAverage().c_str());
+  return 0;
+}
+
 }  // namespace
 }  // namespace cronledger
 
@@ -387,6 +500,9 @@ int main(int argc, char** argv) {
     minutely_picks.push_back(
         static_cast<int>(rng() % static_cast<uint64_t>(std::max(1, s.minutely))));
   }
+  if (const char* n = std::getenv("AUDIT_BENCH_SOURCES"); n != nullptr && std::atoi(n) > 1) {
+    return RunMerged(s, path, std::atoi(n), hourly_picks, minutely_picks);
+  }
   const Time day_start = end.Add(std::chrono::hours(-24));
   // Rows (DecisionQuery::summary, what -o table/csv print) and whole records (-o json/yaml).
   std::vector<double> rows_h, rows_m, full_h, full_m, ours_count, ours_ns, ours_report;
@@ -395,7 +511,7 @@ int main(int argc, char** argv) {
   size_t records_h = 0, records_m = 0, records_ns = 0;
   uint64_t report_expected = 0;
   auto ledger = OpenLedger(path);
-  if (!reuse) Build(*ledger, s);
+  if (!reuse) Build({ledger.get()}, s, [](int, int) { return size_t{0}; });
   auto meta = ledger->Meta();
   Check(meta.status(), "meta");
   std::printf("decisions in the store: %llu; load average at start: %s\n",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The watch relay and two `run --kafka-watch-topic` replicas in one consumer group, against the
+# The watch relay and three `run --kafka-watch-topic` replicas in one consumer group, against the
 # real broker (KAFKA_BROKERS) and a real kube-apiserver (E2E_KUBECONFIG, an admin kubeconfig; the
 # script installs the CRD; kubectl from E2E_KUBECTL or PATH). Skipped (exit 77) without
 # E2E_KUBECONFIG. The relay and the replicas authenticate as ServiceAccounts bound to the Kafka
@@ -7,28 +7,36 @@
 # issues: RBAC for real, least privilege shown by doing the whole job with it.
 #
 #   kube-apiserver --relay--> P.watch --(group G, coordinator: the broker)--> run a, run b
-#                                                     a, b --createJob--> kube-apiserver
-#                                                     a, b --outbox--> P.decisions, P.ledger,
-#                                                                      P.checkpoints
+#                                                     a, b, c --createJob--> kube-apiserver
+#                                                     a, b, c --outbox--> P.decisions, P.ledger,
+#                                                                         P.checkpoints
+#                                          P.ledger, P.decisions --> audit-store (one store)
 #
-# Eight CronJobs ("* * * * *", Allow) in a fresh namespace. Both replicas run for two minute
-# boundaries, then replica b is SIGKILLed; a must take over all partitions and run two more
-# boundaries alone. Asserts, reading P.watch and P.decisions with kcat and the Jobs with kubectl:
+# Eight CronJobs ("* * * * *", Allow) in a fresh namespace. Replicas a and b run over a minute
+# boundary; c joins 5 s after it (the first rebalance); 15 s after the next boundary b is
+# SIGKILLed (the second); a and c run two more boundaries. Asserts, reading P.watch and
+# P.decisions with kcat and the Jobs with kubectl:
 #  relay (P.watch): every CronJob and every Job of the namespace is on the topic, keyed by its
 #    CronJob, each key on one partition, each object's resourceVersions increasing;
-#  group: both replicas owned partitions, together all of them; after the kill, a owns all;
+#  group: a and b owned partitions, together all of them; after the join a, b and c; after the
+#    kill a and c;
 #  none lost: every CronJob has a Job and a createJob decision for every minute from the first
 #    full minute after both replicas were ready to the last minute before they were stopped;
 #  none twice: per replica, no fire time has two createJob decisions; across replicas, a fire
-#    time decided by both is only the hand-over's (scheduled no later than the kill: the old
-#    owner's create and the new owner's adoption of the Job through AlreadyExists, docs/kafka.md),
-#    and before the kill each CronJob is decided by one replica only;
+#    time decided by two is only a hand-over's (scheduled no later than the kill: the old owner's
+#    create and the new owner's adoption of the Job through AlreadyExists, docs/kafka.md), and
+#    between the hand-overs each CronJob is decided by one replica only;
 #  ledger stream (P.ledger): records of both replicas, no seq twice per replica, seqs increasing
 #    per key and replica, every value's seq its header's; replica a (stopped with SIGTERM, so its
 #    outbox drained) has every input of its store on the topic, 1..its last seq, and so every
 #    decision on P.decisions;
 #  checkpoints (P.checkpoints): a checkpoint of each replica, keyed by it; a's last covers its whole
-#    store and each replica's store verifies against its last checkpoint (`verify-trail`).
+#    store and each replica's store verifies against its last checkpoint (`verify-trail`);
+#  the audit store (`audit-store --until-caught-up` over P.ledger and P.decisions): holds the three
+#    sources; `report adherence` of the merged store accounts every fire time of every CronJob
+#    exactly once (created, by one source, the other's record of a hand-over fire time kept in
+#    alsoDecidedBy); `why` answers a hand-over fire time naming both sources; `replay --verify`
+#    matches per source.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 if [[ -z "${E2E_KUBECONFIG:-}" ]]; then
@@ -153,24 +161,43 @@ check "both replicas own partitions of the group, together all $partitions (a: $
   -a "$(caught_up a)" == 1 -a "$(caught_up b)" == 1
 first_minute=$(( $(now_minute) + 1 ))
 
-# Two minute boundaries with both replicas, then b crashes 15 s after a boundary.
+# A boundary with a and b; c joins 5 s after it (first rebalance); b crashes 15 s after the next
+# boundary (second rebalance).
 wait_past_boundary 5
+join_time=$(date +%s)
+start_replica c
+say "replica c started at $(date -u -d "@$join_time" +%H:%M:%S)"
+for _ in $(seq 1 120); do
+  if (( $(assigned a) > 0 && $(assigned b) > 0 && $(assigned c) > 0 &&
+        $(assigned a) + $(assigned b) + $(assigned c) == partitions )) &&
+     [[ "$(caught_up a)" == 1 && "$(caught_up b)" == 1 && "$(caught_up c)" == 1 ]]; then
+    break
+  fi
+  sleep 0.5
+done
+joined_time=$(date +%s)
+check "after c joined a, b and c own partitions, together all $partitions (a: $(assigned a), b: $(assigned b), c: $(assigned c)), and caught up" \
+  test "$(assigned a)" -gt 0 -a "$(assigned b)" -gt 0 -a "$(assigned c)" -gt 0 \
+  -a $(( $(assigned a) + $(assigned b) + $(assigned c) )) -eq "$partitions" \
+  -a "$(caught_up a)" == 1 -a "$(caught_up b)" == 1 -a "$(caught_up c)" == 1
 wait_past_boundary 15
 kill -KILL "${pid[b]}"
 kill_time=$(date +%s)
 say "replica b SIGKILLed at $(date -u -d "@$kill_time" +%H:%M:%S)"
 for _ in $(seq 1 120); do
-  (( $(assigned a) == partitions )) && [[ "$(caught_up a)" == 1 ]] && break
+  (( $(assigned a) + $(assigned c) == partitions )) && [[ "$(caught_up a)" == 1 && "$(caught_up c)" == 1 ]] && break
   sleep 0.5
 done
-check "replica a took over all $partitions partitions ($(assigned a)) and caught up" \
-  test "$(assigned a)" -eq "$partitions" -a "$(caught_up a)" == 1
-# Two more boundaries with a alone; 20 s after the last for its Jobs to be created.
+check "a and c took over all $partitions partitions (a: $(assigned a), c: $(assigned c)) and caught up" \
+  test $(( $(assigned a) + $(assigned c) )) -eq "$partitions" -a "$(caught_up a)" == 1 -a "$(caught_up c)" == 1
+# Two more boundaries with a and c; 20 s after the last for their Jobs to be created.
 wait_past_boundary 5
 wait_past_boundary 20
 last_minute=$(( $(now_minute) ))
-kill -TERM "${pid[a]}"
-wait "${pid[a]}" || fail "replica a did not exit 0 on SIGTERM (see $work/run-a.err)"
+for r in a c; do
+  kill -TERM "${pid[$r]}"
+  wait "${pid[$r]}" || fail "replica $r did not exit 0 on SIGTERM (see $work/run-$r.err)"
+done
 kill -TERM "$relay_pid"
 wait "$relay_pid" || fail "the relay did not exit 0 on SIGTERM (see $work/relay.err)"
 E2E_PIDS=()
@@ -200,8 +227,8 @@ say "ok: P.watch has every CronJob and every Job ($(wc -l <"$work/jobs.tsv")), k
 
 # --- decisions ---------------------------------------------------------------------------------
 read_topic "$KAFKA_BROKERS" "$prefix.decisions" "$work/decisions.tsv"
-check "P.decisions: records of both replicas (cronledger-source a and b)" \
-  test "$(cut -f6 "$work/decisions.tsv" | sort -u | tr '\n' ' ')" == "a b "
+check "P.decisions: records of every replica (cronledger-source a, b and c)" \
+  test "$(cut -f6 "$work/decisions.tsv" | sort -u | tr '\n' ' ')" == "a b c "
 check "P.decisions: no seq twice per replica" no_duplicate_seq "$work/decisions.tsv"
 check "P.decisions: seqs increase per key and replica" seq_increasing_per_key "$work/decisions.tsv"
 # source TAB cronjob TAB scheduled unix minute TAB decided at (unix s), for each createJob.
@@ -214,16 +241,24 @@ check "per replica, no fire time has two createJob decisions" awk -F'\t' '
   { k = $1 "|" $2 "|" $3; if (seen[k]++) { print "  " $1 ": " $2 " @" $3 " twice"; bad = 1 } } END { exit bad }' \
   "$work/creates.tsv"
 kill_minute=$(( kill_time / 60 ))
-check "a fire time decided by both replicas is only the hand-over's (at or before minute $kill_minute)" \
+check "a fire time decided by two replicas is only a hand-over's (at or before minute $kill_minute)" \
   awk -F'\t' -v km="$kill_minute" '
-  { k = $2 "|" $3; srcs[k] = srcs[k] $1 } END {
-    for (k in srcs) if (srcs[k] ~ /a/ && srcs[k] ~ /b/) { split(k, p, "|"); n++; if (p[2] + 0 > km) { print "  " k " decided by a and b"; bad = 1 } }
-    if (n) print "  (" n " hand-over fire time(s) decided by both)"
+  { k = $2 "|" $3; if (index(srcs[k], $1) == 0) srcs[k] = srcs[k] $1 } END {
+    for (k in srcs) if (length(srcs[k]) > 1) { split(k, p, "|"); n++; if (p[2] + 0 > km) { print "  " k " decided by " srcs[k]; bad = 1 } }
+    if (n) print "  (" n " hand-over fire time(s) decided by two)"
     exit bad }' "$work/creates.tsv"
-# Decided before the kill, that is: the new owner's records of the hand-over's fire times (its
-# adoption of the Jobs the old owner created) come after it.
-check "before the kill each CronJob is decided by one replica only" awk -F'\t' -v kt="$kill_time" '
-  $4 < kt { if (($2 in s) && s[$2] != $1) { print "  " $2 " by " s[$2] " and " $1; bad = 1 } s[$2] = $1 }
+# A hand-over fire time, for the audit store below: cronjob TAB minute TAB the replica that
+# decided it first (the old owner, which created the Job; the new owner adopted it later).
+handover="$(awk -F'\t' '{ k = $2 "\t" $3; if (index(srcs[k], $1) == 0) srcs[k] = srcs[k] $1
+    if (!(k in first) || $4 < at[k]) { first[k] = $1; at[k] = $4 } }
+  END { for (k in srcs) if (length(srcs[k]) > 1) { print k "\t" first[k]; exit } }' "$work/creates.tsv")"
+# Decided before c joined, or after the group settled and before the kill: the new owner's
+# records of a hand-over's fire times (its adoption of the Jobs the old owner created) come after
+# the hand-over.
+check "between the hand-overs each CronJob is decided by one replica only" awk -F'\t' \
+  -v jt="$join_time" -v st="$joined_time" -v kt="$kill_time" '
+  $4 < jt { if (($2 in s) && s[$2] != $1) { print "  " $2 " by " s[$2] " and " $1 " before the join"; bad = 1 } s[$2] = $1 }
+  $4 > st && $4 < kt { if (($2 in t) && t[$2] != $1) { print "  " $2 " by " t[$2] " and " $1 " after the join"; bad = 1 } t[$2] = $1 }
   END { exit bad }' "$work/creates.tsv"
 missing=0
 for cj in "${cronjobs[@]}"; do
@@ -237,35 +272,87 @@ check_eq "every CronJob has a Job and a createJob decision for each minute $firs
 
 # --- the ledger stream and the checkpoints ------------------------------------------------------
 read_topic "$KAFKA_BROKERS" "$prefix.ledger" "$work/ledger.tsv"
-check "P.ledger: records of both replicas (cronledger-source a and b)" \
-  test "$(cut -f6 "$work/ledger.tsv" | sort -u | tr '\n' ' ')" == "a b "
+check "P.ledger: records of every replica (cronledger-source a, b and c)" \
+  test "$(cut -f6 "$work/ledger.tsv" | sort -u | tr '\n' ' ')" == "a b c "
 check "P.ledger: every record is cronledger.ledger/v1 with a seq" all_headers "$work/ledger.tsv" cronledger.ledger/v1
 check "P.ledger: no seq twice per replica" no_duplicate_seq "$work/ledger.tsv"
 check "P.ledger: seqs increase per key and replica" seq_increasing_per_key "$work/ledger.tsv"
 check "P.ledger: every value's seq is its header's" values_match_headers "$work/ledger.tsv"
 read_topic "$KAFKA_BROKERS" "$prefix.checkpoints" "$work/checkpoints.tsv"
-check "P.checkpoints: checkpoints of both replicas, keyed by the replica" \
-  test "$(cut -f3,6 "$work/checkpoints.tsv" | awk -F'\t' '$1 == $2 { print $1 }' | sort -u | tr '\n' ' ')" == "a b "
+check "P.checkpoints: checkpoints of every replica, keyed by the replica" \
+  test "$(cut -f3,6 "$work/checkpoints.tsv" | awk -F'\t' '$1 == $2 { print $1 }' | sort -u | tr '\n' ' ')" == "a b c "
 check "P.checkpoints: every record is cronledger.checkpoint/v1" \
   awk -F'\t' '$5 != "cronledger.checkpoint/v1" { bad = 1 } END { exit bad }' "$work/checkpoints.tsv"
-for r in a b; do
+for r in a b c; do
   # The replica's last checkpoint, as an auditor saves it from the topic.
   paste <(cut -f6 "$work/checkpoints.tsv") "$work/checkpoints.tsv.values" |
     awk -F'\t' -v r="$r" '$1 == r { last = $2 } END { print last }' >"$work/checkpoint-$r.json"
   check "replica $r's store verifies against its last checkpoint on P.checkpoints" \
     "$CRONLEDGER" verify-trail --data-dir "$work/data-$r" --checkpoint "$work/checkpoint-$r.json"
 done
-# a stopped gracefully: its last checkpoint (taken after the controller stopped) covers its whole
-# store, and its drained outbox put every record of both logs on the topics.
-last_input_a="$(jq -r '.items[] | select(.log == "inputs") | .lastSeq' "$work/checkpoint-a.json")"
-last_decision_a="$(jq -r '.items[] | select(.log == "decisions") | .lastSeq' "$work/checkpoint-a.json")"
-check "replica a's last checkpoint covers its store (verify-trail counts nothing not covered)" \
-  bash -c '! "$1" verify-trail --data-dir "$2" --checkpoint "$3" | grep -q "not covered"' _ \
-  "$CRONLEDGER" "$work/data-a" "$work/checkpoint-a.json"
-check_eq "P.ledger holds replica a's inputs 1..$last_input_a" "$last_input_a $last_input_a" \
-  "$(awk -F'\t' '$6 == "a" { n++; if ($4 + 0 > m) m = $4 + 0 } END { print n + 0, m + 0 }' "$work/ledger.tsv")"
-check_eq "P.decisions holds replica a's decisions 1..$last_decision_a" "$last_decision_a $last_decision_a" \
-  "$(awk -F'\t' '$6 == "a" { n++; if ($4 + 0 > m) m = $4 + 0 } END { print n + 0, m + 0 }' "$work/decisions.tsv")"
+# a and c stopped gracefully: the last checkpoint of each (taken after its controller stopped)
+# covers its whole store, and its drained outbox put every record of both logs on the topics.
+for r in a c; do
+  last_input="$(jq -r '.items[] | select(.log == "inputs") | .lastSeq' "$work/checkpoint-$r.json")"
+  last_decision="$(jq -r '.items[] | select(.log == "decisions") | .lastSeq' "$work/checkpoint-$r.json")"
+  check "replica $r's last checkpoint covers its store (verify-trail counts nothing not covered)" \
+    bash -c '! "$1" verify-trail --data-dir "$2" --checkpoint "$3" | grep -q "not covered"' _ \
+    "$CRONLEDGER" "$work/data-$r" "$work/checkpoint-$r.json"
+  check_eq "P.ledger holds replica $r's inputs 1..$last_input" "$last_input $last_input" \
+    "$(awk -F'\t' -v r="$r" '$6 == r { n++; if ($4 + 0 > m) m = $4 + 0 } END { print n + 0, m + 0 }' "$work/ledger.tsv")"
+  check_eq "P.decisions holds replica $r's decisions 1..$last_decision" "$last_decision $last_decision" \
+    "$(awk -F'\t' -v r="$r" '$6 == r { n++; if ($4 + 0 > m) m = $4 + 0 } END { print n + 0, m + 0 }' "$work/decisions.tsv")"
+done
+
+# --- the audit store of the deployment ---------------------------------------------------------
+"$CRONLEDGER" audit-store --kafka-brokers "$KAFKA_BROKERS" --kafka-topic-prefix "$prefix" \
+  --data-dir "$work/store" --until-caught-up -o json >"$work/store-sources.json" 2>"$work/store.err" ||
+  fail "audit-store --until-caught-up failed (see $work/store.err)"
+check_eq "the audit store holds the three sources" "a b c" \
+  "$(jq -r '[.items[].source] | sort | join(" ")' "$work/store-sources.json")"
+for r in a c; do
+  check_eq "the audit store's copy of $r ends at $r's last input and decision" \
+    "$(jq -r '[(.items[] | select(.log == "inputs") | .lastSeq), (.items[] | select(.log == "decisions") | .lastSeq)] | join(" ")' "$work/checkpoint-$r.json")" \
+    "$(jq -r --arg r "$r" '.items[] | select(.source == $r) | "\(.lastInputSeq) \(.lastDecisionSeq)"' "$work/store-sources.json")"
+done
+since="$(date -u -d "@$(( first_minute * 60 ))" +%Y-%m-%dT%H:%M:%SZ)"
+# --until is exclusive: one second past the last fire time.
+until="$(date -u -d "@$(( last_minute * 60 + 1 ))" +%Y-%m-%dT%H:%M:%SZ)"
+"$CRONLEDGER" report adherence --data-dir "$work/store" -n "$ns" --since "$since" --until "$until" \
+  --slots -o json >"$work/adherence.json" 2>"$work/adherence.err" ||
+  fail "report adherence on the audit store failed (see $work/adherence.err)"
+# cronjob TAB minute TAB status TAB source TAB sources of alsoDecidedBy, per slot of the window.
+jq -r '.items[] | .name as $n | .slots[] | [$n, (.scheduledTime | fromdateiso8601 / 60 | floor),
+  .status, (.source // ""), ([.alsoDecidedBy[]?.source] | join(","))] | @tsv' \
+  "$work/adherence.json" >"$work/slots.tsv"
+bad=0
+for cj in "${cronjobs[@]}"; do
+  for (( m = first_minute; m <= last_minute; m++ )); do
+    got="$(awk -F'\t' -v c="$cj" -v m="$m" '$1 == c && $2 == m { n++; s = $3 } END { print n + 0, s }' "$work/slots.tsv")"
+    [[ "$got" == "1 created" ]] || { say "  $cj @$m: $got"; bad=$((bad + 1)); }
+  done
+done
+check_eq "report adherence on the audit store: each fire time of each CronJob, $first_minute..$last_minute, once and created" 0 "$bad"
+check_eq "report adherence on the audit store: nothing unaccounted or unexpected" "0 0" \
+  "$(jq -r '[([.items[].unaccounted] | add), ([.items[].unexpected] | add)] | join(" ")' "$work/adherence.json")"
+check "report adherence on the audit store: the slots name sources, and a hand-over's other record is in alsoDecidedBy" \
+  awk -F'\t' '$4 == "" { bad = 1 } $5 != "" { also = 1 } END { exit bad || !also }' "$work/slots.tsv"
+[[ -n "$handover" ]] || fail "no fire time was decided by two replicas (no hand-over to ask why about)"
+IFS=$'\t' read -r h_cj h_minute h_first <<<"$handover"
+check_eq "report adherence on the audit store: the hand-over fire time $h_cj @$h_minute counts the first decider's create" \
+  "$h_first" "$(awk -F'\t' -v c="$h_cj" -v m="$h_minute" '$1 == c && $2 == m { print $4 }' "$work/slots.tsv")"
+h_time="$(date -u -d "@$(( h_minute * 60 ))" +%Y-%m-%dT%H:%M:%SZ)"
+"$CRONLEDGER" why "$ns/$h_cj" --scheduled "$h_time" --data-dir "$work/store" -o json >"$work/why.json" \
+  2>"$work/why.err" || fail "why $ns/$h_cj --scheduled $h_time on the audit store failed (see $work/why.err)"
+check "why $ns/$h_cj --scheduled $h_time (a hand-over) on the audit store: created, from $h_first's ledger, another's record named" \
+  jq -e --arg t "$h_time" --arg f "$h_first" '.items[0] | .source as $s | .verdict == "created" and $s == $f
+    and ([.otherSources[] | select(.source != $s and .verdict == "created" and .scheduledTime == $t)]
+         | length >= 1)' "$work/why.json"
+say "  $(jq -r '.items[0].sentences | first + " ... " + last' "$work/why.json")"
+"$CRONLEDGER" replay --verify --data-dir "$work/store" -o json >"$work/replay.json" 2>"$work/replay.err" ||
+  fail "replay --verify on the audit store failed (see $work/replay.err)"
+check_eq "replay --verify on the audit store: every source matches" "a:true b:true c:true" \
+  "$(jq -r '[.items[] | "\(.source):\(.match)"] | sort | join(" ")' "$work/replay.json")"
 check "no request of the relay or the replicas (ServiceAccount tokens) was refused by RBAC" \
   bash -c '! grep -l -e Forbidden -e " 403" "$@"' _ "$work/relay.err" "$work"/run-*.err
 say "PASS"
