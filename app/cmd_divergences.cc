@@ -1,11 +1,9 @@
 // `cronledger divergences`: what the shadow auditor recorded where the cluster's own controller did
 // not do what the upstream semantics call for (MissedRun, LateRun, UnexpectedJob; docs/run.md
 // "Shadow mode"), filtered by CronJob, namespace, window and kind.
-#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <memory>
-#include <tuple>
 #include <utility>
 
 #include "app/command.h"
@@ -16,6 +14,7 @@
 #include "app/system_clock.h"
 #include "audit/divergences.h"
 #include "audit/query.h"
+#include "audit/sources.h"
 #include "model/time.h"
 
 namespace cronledger::app {
@@ -112,30 +111,19 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     if (!ledger.ok()) return Fail(io, ledger.status(), kExitFailure);
     ledgers.emplace_back("", std::move(*ledger));
   }
-  struct Found {
-    audit::Divergence divergence;
-    const std::string* source;
-  };
-  std::vector<Found> all;
-  for (const auto& [source, ledger] : ledgers) {
-    auto found = audit::ListDivergences(*ledger, q);
-    if (!found.ok()) {
-      const bool usage = found.status().code() == Status::Code::kInvalidArgument;
-      return Fail(io, found.status(), usage ? kExitUsage : kExitFailure);
-    }
-    for (audit::Divergence& d : *found) all.push_back({std::move(d), &source});
+  std::vector<audit::SourceLedger> sources;
+  for (auto& [source, ledger] : ledgers) sources.push_back({source, ledger.get()});
+  auto all = audit::ListMergedDivergences(sources, q);
+  if (!all.ok()) {
+    const bool usage = all.status().code() == Status::Code::kInvalidArgument;
+    return Fail(io, all.status(), usage ? kExitUsage : kExitFailure);
   }
-  std::stable_sort(all.begin(), all.end(), [](const Found& a, const Found& b) {
-    return std::tie(a.divergence.time, *a.source, a.divergence.seq) <
-           std::tie(b.divergence.time, *b.source, b.divergence.seq);
-  });
-  if (q.limit != 0 && all.size() > q.limit) all.resize(q.limit);
 
   const bool records = *format == OutputFormat::kJson || *format == OutputFormat::kYaml;
   std::vector<model::Json> items;
-  for (const Found& f : all) {
+  for (const audit::SourcedDivergence& f : *all) {
     items.push_back(records ? audit::DivergenceJson(f.divergence) : Row(f.divergence));
-    if (merged) items.back()["source"] = *f.source;
+    if (merged) items.back()["source"] = f.source;
   }
   std::vector<std::string> columns = Columns();
   if (merged) columns.push_back("source");

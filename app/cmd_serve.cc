@@ -3,10 +3,15 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "app/command.h"
 #include "app/flags.h"
 #include "app/support_audit.h"
+#include "app/support_audit_store.h"
 #include "audit/server.h"
 
 namespace cronledger::app {
@@ -20,6 +25,7 @@ constexpr const char* kUsage =
     "The store is opened read-only: a running `cronledger run` or `ingest` may hold it. Answers\n"
     "lag its writer by at most --refresh (Go duration, default 1s; 0s: catch up before every\n"
     "read).\n"
+    "On an audit store (cronledger audit-store) every route answers over all its sources.\n"
     "Port 0 picks a free port. Prints \"listening on URL\" once ready; stops on SIGINT/SIGTERM.\n";
 
 int Usage(const CommandIo& io, const std::string& why) {
@@ -66,10 +72,23 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   if (!refresh.ok() || *refresh < Duration::zero()) {
     return Usage(io, "--refresh: expected a Go duration such as 1s or 500ms");
   }
-  auto ledger = OpenLedgerForAudit(o.api.data_dir, *refresh);
-  if (!ledger.ok()) {
-    std::fprintf(io.err, "cronledger serve: %s\n", ledger.status().ToString().c_str());
-    return kExitFailure;
+  // One ledger, or every source's copy in an audit store (the sources it holds at start).
+  std::vector<std::pair<std::string, std::unique_ptr<store::Ledger>>> ledgers;
+  const bool merged = audit_store::IsAuditStoreDir(o.api.data_dir);
+  if (merged) {
+    auto opened = audit_store::OpenAuditStoreSources(o.api.data_dir, *refresh);
+    if (!opened.ok()) {
+      std::fprintf(io.err, "cronledger serve: %s\n", opened.status().ToString().c_str());
+      return kExitFailure;
+    }
+    ledgers = std::move(*opened);
+  } else {
+    auto ledger = OpenLedgerForAudit(o.api.data_dir, *refresh);
+    if (!ledger.ok()) {
+      std::fprintf(io.err, "cronledger serve: %s\n", ledger.status().ToString().c_str());
+      return kExitFailure;
+    }
+    ledgers.emplace_back("", std::move(*ledger));
   }
   // Block the stop signals before the server starts its threads, so only sigwait sees them.
   sigset_t stop;
@@ -77,7 +96,10 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
-  auto server = audit::Server::Start(**ledger, **tzdb, o);
+  std::vector<audit::SourceLedger> sources;
+  for (auto& [source, ledger] : ledgers) sources.push_back({source, ledger.get()});
+  auto server = merged ? audit::Server::Start(std::move(sources), **tzdb, o)
+                       : audit::Server::Start(*ledgers.front().second, **tzdb, o);
   if (!server.ok()) {
     std::fprintf(io.err, "cronledger serve: %s\n", server.status().ToString().c_str());
     return server.status().code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;

@@ -8,6 +8,7 @@
 #include "app/support_audit_store.h"
 #include "app/support_replay.h"
 #include "audit/query.h"
+#include "audit/sources.h"
 #include "replay/source.h"
 #include "replay/state_at.h"
 
@@ -32,26 +33,6 @@ Result<replay::StateQuery> Query(const Flags& flags) {
   return q;
 }
 
-// The last decision `source` recorded for the CronJob before `at`, if any: looked for in windows
-// that widen back from `at`, so a CronJob decided every minute reads about an hour of records.
-Result<std::optional<Time>> LastDecisionBefore(store::Ledger& ledger, const std::string& cron_job,
-                                               Time at) {
-  audit::DecisionQuery q;
-  CL_ASSIGN_OR_RETURN(auto key, audit::ParseCronJobKey(cron_job));
-  q.cron_job_namespace = key.first;
-  q.cron_job_name = key.second;
-  q.summary = true;
-  q.until = at.Add(std::chrono::nanoseconds(1));
-  for (const Duration back :
-       {Duration(std::chrono::hours(1)), Duration(std::chrono::hours(24 * 31)),
-        Duration(std::chrono::hours(24 * 366 * 10))}) {
-    q.since = at.Add(-back);
-    CL_ASSIGN_OR_RETURN(audit::DecisionPage page, audit::QueryDecisions(ledger, q));
-    if (!page.items.empty()) return std::optional<Time>(page.items.back().time);
-  }
-  return std::optional<Time>();
-}
-
 // An audit store: the view of the source that decided the CronJob last at or before T (its owner
 // then), or else of the first source whose view holds it; the other sources are listed.
 int RunMerged(const std::string& dir, const replay::StateQuery& query, OutputFormat format,
@@ -70,7 +51,10 @@ int RunMerged(const std::string& dir, const replay::StateQuery& query, OutputFor
   for (auto& [source, ledger] : *opened) {
     replay::LedgerSource history(*ledger);
     auto state = replay::StateAt(history, query);
-    auto decided = LastDecisionBefore(*ledger, query.cron_job, query.at);
+    auto key = audit::ParseCronJobKey(query.cron_job);
+    auto decided = key.ok()
+                       ? audit::LastDecisionAtOrBefore(*ledger, key->first, key->second, query.at)
+                       : Result<std::optional<Time>>(key.status());
     const Status s = !state.ok() ? state.status() : decided.status();
     if (!s.ok()) {
       std::fprintf(io.err, "cronledger state: source %s: %s\n", source.c_str(),

@@ -1,6 +1,5 @@
 // `cronledger why NS/NAME --scheduled T | --at T`: what happened to a fire time, and why, from
 // the replayed history (docs/replay.md "why").
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <utility>
@@ -9,6 +8,7 @@
 #include "app/command.h"
 #include "app/support_audit_store.h"
 #include "app/support_replay.h"
+#include "audit/sources.h"
 #include "replay/explain.h"
 
 namespace cronledger::app {
@@ -45,57 +45,14 @@ Result<replay::Why> ExplainOne(const Flags& flags, const replay::WhyQuery& query
   return replay::Explain(*history.source, query);
 }
 
-// How much an answer says about the fire time: a record of what happened first.
-int Rank(const replay::Why& w) {
-  static const char* const kOrder[] = {"created",   "skipped",         "pending",
-                                       "no record", "not a fire time", "unknown CronJob"};
-  for (int i = 0; i < 6; ++i) {
-    if (w.verdict == kOrder[i]) return i;
-  }
-  return 6;
-}
-
-// An audit store (`cronledger audit-store`): the question asked of every source's ledger. The
-// answer is the one with a record (the latest fire time first, for --at), the earliest decided
-// when several sources record it (the pass that created the Job; a later record is the next
-// owner's adoption after a handover), then the first by name; what the other sources' ledgers
-// say is added (`otherSources`).
+// An audit store (`cronledger audit-store`): the question asked of every source's ledger
+// (audit::ExplainAcrossSources).
 Result<replay::Why> ExplainAcrossSources(const std::string& dir, const replay::WhyQuery& query) {
   CL_ASSIGN_OR_RETURN(auto ledgers,
                       audit_store::OpenAuditStoreSources(dir, std::chrono::hours(24)));
-  std::vector<std::pair<std::string, replay::Why>> answers;
-  for (auto& [source, ledger] : ledgers) {
-    replay::LedgerSource history(*ledger);
-    auto why = replay::Explain(history, query);
-    if (!why.ok()) return why.status().WithContext("source " + source);
-    answers.emplace_back(source, std::move(*why));
-  }
-  std::stable_sort(answers.begin(), answers.end(), [](const auto& a, const auto& b) {
-    const replay::Why& x = a.second;
-    const replay::Why& y = b.second;
-    if (x.scheduled != y.scheduled) return x.scheduled > y.scheduled;
-    if (Rank(x) != Rank(y)) return Rank(x) < Rank(y);
-    return x.decided_at && y.decided_at && *x.decided_at < *y.decided_at;
-  });
-  replay::Why chosen = std::move(answers.front().second);
-  const std::string& source = answers.front().first;
-  chosen.facts["source"] = source;
-  chosen.sentences.insert(chosen.sentences.begin(), "From the ledger of source " + source + ".");
-  model::Json others = model::Json::array();
-  for (size_t i = 1; i < answers.size(); ++i) {
-    const replay::Why& w = answers[i].second;
-    model::Json o = {{"source", answers[i].first}, {"verdict", w.verdict}};
-    if (w.scheduled) o["scheduledTime"] = FormatRfc3339(*w.scheduled);
-    if (!w.reason.empty()) o["reason"] = w.reason;
-    others.push_back(std::move(o));
-    if (w.scheduled == chosen.scheduled && Rank(w) <= 1) {
-      chosen.sentences.push_back("The ledger of source " + answers[i].first + " also records it: " +
-                                 w.verdict + (w.reason.empty() ? "" : " (" + w.reason + ")") + ".");
-    }
-  }
-  chosen.facts["otherSources"] = std::move(others);
-  chosen.facts["sentences"] = chosen.sentences;
-  return chosen;
+  std::vector<audit::SourceLedger> sources;
+  for (auto& [source, ledger] : ledgers) sources.push_back({source, ledger.get()});
+  return audit::ExplainAcrossSources(sources, query);
 }
 
 int Run(const std::vector<std::string>& args, const CommandIo& io) {

@@ -5,13 +5,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "audit/api_internal.h"
 #include "audit/divergences.h"
 #include "audit/encode.h"
 #include "audit/query.h"
+#include "audit/sources.h"
 #include "audit/web_assets.h"
 #include "model/build_info.h"
 #include "replay/explain.h"
@@ -49,8 +52,20 @@ std::string DecisionPageText(const DecisionPage& page) {
   return out;
 }
 
+// A merged page: each decision's JSON with its `source`.
+std::string MergedDecisionPageText(const MergedDecisionPage& page) {
+  model::Json j = {{"items", model::Json::array()}, {"metadata", {{"index", page.index}}}};
+  for (size_t i = 0; i < page.items.size(); ++i) {
+    model::Json item = model::EncodeDecision(page.items[i]);
+    item["source"] = page.sources[i];
+    j["items"].push_back(std::move(item));
+  }
+  if (!page.continue_token.empty()) j["metadata"]["continue"] = page.continue_token;
+  return model::DumpJson(j);
+}
+
 // /v1/decisions, as JSON text.
-Result<std::string> DecisionsText(store::Ledger& ledger, const Params& p, size_t max_page) {
+Result<std::string> DecisionsText(const ReadSet& rs, const Params& p, size_t max_page) {
   DecisionQuery q;
   if (auto cj = p.Get("cronjob")) {
     CL_ASSIGN_OR_RETURN(auto key, ParseCronJobKey(*cj));
@@ -67,7 +82,9 @@ Result<std::string> DecisionsText(store::Ledger& ledger, const Params& p, size_t
   }
   q.reason = p.Get("reason").value_or("");
   if (p.Get("count") == "true") {
-    CL_ASSIGN_OR_RETURN(std::vector<DecisionCount> counts, CountDecisions(ledger, q));
+    CL_ASSIGN_OR_RETURN(std::vector<DecisionCount> counts, rs.merged
+                                                               ? CountMergedDecisions(rs.sources, q)
+                                                               : CountDecisions(rs.ledger(), q));
     model::Json j = {{"items", model::Json::array()}, {"metadata", {{"index", IndexFor(q)}}}};
     for (const DecisionCount& c : counts) {
       j["items"].push_back({{"action", c.action}, {"reason", c.reason}, {"count", c.count}});
@@ -76,13 +93,48 @@ Result<std::string> DecisionsText(store::Ledger& ledger, const Params& p, size_t
   }
   CL_ASSIGN_OR_RETURN(q.limit, p.GetLimit(100, max_page));
   q.continue_token = p.Get("continue").value_or("");
-  CL_ASSIGN_OR_RETURN(DecisionPage page, QueryDecisions(ledger, q));
+  if (rs.merged) {
+    CL_ASSIGN_OR_RETURN(MergedDecisionPage page, QueryMergedDecisions(rs.sources, q));
+    return MergedDecisionPageText(page);
+  }
+  CL_ASSIGN_OR_RETURN(DecisionPage page, QueryDecisions(rs.ledger(), q));
   return DecisionPageText(page);
+}
+
+// /v1/divergences over a store's sources: every match, ordered by (time, source, seq), paged by
+// a merged token naming the last item returned. Divergences are few (no index serves them).
+Result<model::Json> MergedDivergencesJson(const ReadSet& rs, DivergenceQuery q, size_t limit,
+                                          const std::optional<std::string>& token) {
+  std::optional<MergedKey> after;
+  if (token) {
+    CL_ASSIGN_OR_RETURN(after, DecodeMergedToken(*token));
+  }
+  q.limit = 0;
+  CL_ASSIGN_OR_RETURN(std::vector<SourcedDivergence> found, ListMergedDivergences(rs.sources, q));
+  model::Json j = {{"items", model::Json::array()}, {"metadata", model::Json::object()}};
+  const SourcedDivergence* last = nullptr;
+  for (const SourcedDivergence& f : found) {
+    const Divergence& d = f.divergence;
+    if (after &&
+        std::tie(d.time, f.source, d.seq) <= std::tie(after->time, after->source, after->seq)) {
+      continue;
+    }
+    if (j["items"].size() == limit) {
+      j["metadata"]["continue"] =
+          EncodeMergedToken(last->divergence.time, last->divergence.seq, last->source);
+      break;
+    }
+    model::Json item = DivergenceJson(d);
+    item["source"] = f.source;
+    j["items"].push_back(std::move(item));
+    last = &f;
+  }
+  return j;
 }
 
 // /v1/divergences: the filters of `cronledger divergences`, paged by input seq. The continue token
 // is the decisions' token format naming the last item returned.
-Result<model::Json> DivergencesJson(store::Ledger& ledger, const Params& p, size_t max_page) {
+Result<model::Json> DivergencesJson(const ReadSet& rs, const Params& p, size_t max_page) {
   DivergenceQuery q;
   q.namespace_ = p.Get("namespace").value_or("");
   if (auto cj = p.Get("cronjob")) {
@@ -98,12 +150,13 @@ Result<model::Json> DivergencesJson(store::Ledger& ledger, const Params& p, size
   CL_ASSIGN_OR_RETURN(q.since, p.GetTime("since"));
   CL_ASSIGN_OR_RETURN(q.until, p.GetTime("until"));
   CL_ASSIGN_OR_RETURN(size_t limit, p.GetLimit(std::min<size_t>(100, max_page), max_page));
+  if (rs.merged) return MergedDivergencesJson(rs, q, limit, p.Get("continue"));
   if (auto token = p.Get("continue")) {
     CL_ASSIGN_OR_RETURN(auto last, DecodeContinueToken(*token));
     q.after_seq = last.second;
   }
   q.limit = limit + 1;  // one more than a page tells whether another page follows
-  CL_ASSIGN_OR_RETURN(std::vector<Divergence> found, ListDivergences(ledger, q));
+  CL_ASSIGN_OR_RETURN(std::vector<Divergence> found, ListDivergences(rs.ledger(), q));
   model::Json j = {{"items", model::Json::array()}, {"metadata", model::Json::object()}};
   for (size_t i = 0; i < found.size() && i < limit; ++i) {
     j["items"].push_back(DivergenceJson(found[i]));
@@ -114,7 +167,7 @@ Result<model::Json> DivergencesJson(store::Ledger& ledger, const Params& p, size
   return j;
 }
 
-Result<model::Json> WhyJson(store::Ledger& ledger, const Params& p, const std::string& zoneinfo) {
+Result<model::Json> WhyJson(const ReadSet& rs, const Params& p, const std::string& zoneinfo) {
   replay::WhyQuery q;
   q.zoneinfo_dir = zoneinfo;
   auto cj = p.Get("cronjob");
@@ -126,8 +179,9 @@ Result<model::Json> WhyJson(store::Ledger& ledger, const Params& p, const std::s
   if (q.scheduled.has_value() == q.at.has_value()) {
     return Status::InvalidArgument("exactly one of scheduled and at is required");
   }
-  replay::LedgerSource source(ledger);
-  CL_ASSIGN_OR_RETURN(replay::Why why, replay::Explain(source, q));
+  replay::LedgerSource source(rs.ledger());
+  CL_ASSIGN_OR_RETURN(replay::Why why,
+                      rs.merged ? ExplainAcrossSources(rs.sources, q) : replay::Explain(source, q));
   return model::Json{{"cronJob", why.cron_job},
                      {"scheduledTime", why.scheduled ? model::Json(FormatRfc3339(*why.scheduled))
                                                      : model::Json(nullptr)},
@@ -152,7 +206,13 @@ std::vector<std::string> SplitPath(const std::string& path) {
 }  // namespace
 
 Api::Api(store::Ledger& ledger, const model::TimeZoneDb& tzdb, ApiOptions options)
-    : ledger_(ledger),
+    : Api(ReadSet{{{"", &ledger}}, false}, tzdb, std::move(options)) {}
+
+Api::Api(std::vector<SourceLedger> sources, const model::TimeZoneDb& tzdb, ApiOptions options)
+    : Api(ReadSet{std::move(sources), true}, tzdb, std::move(options)) {}
+
+Api::Api(ReadSet read, const model::TimeZoneDb& tzdb, ApiOptions options)
+    : read_(std::make_unique<ReadSet>(std::move(read))),
       tzdb_(tzdb),
       options_(std::move(options)),
       token_(options_.token_file),
@@ -165,6 +225,16 @@ Api::Api(store::Ledger& ledger, const model::TimeZoneDb& tzdb, ApiOptions option
                                                     .count());
                                           }),
       metrics_(options_.data_dir) {}
+
+Api::~Api() = default;
+
+bool Api::Ready() {
+  if (!token_.Loaded() || read_->sources.empty()) return false;
+  for (const SourceLedger& src : read_->sources) {
+    if (!src.ledger->Meta().ok()) return false;
+  }
+  return true;
+}
 
 ApiResponse Api::Handle(const ApiRequest& request) {
   if (request.target.size() > options_.max_uri_bytes) return Error(414, "request target too long");
@@ -179,7 +249,7 @@ ApiResponse Api::Handle(const ApiRequest& request) {
   if (path == "/healthz") return {200, "text/plain; charset=utf-8", "ok\n", {}};
   if (path == "/readyz") {
     // Ready = the store answers and a token is configured (otherwise every call would be 401).
-    if (!ledger_.Meta().ok() || !token_.Loaded()) {
+    if (!Ready()) {
       return {503, "text/plain; charset=utf-8", "not ready\n", {}};
     }
     return {200, "text/plain; charset=utf-8", "ready\n", {}};
@@ -211,7 +281,7 @@ ApiResponse Api::Route(const std::string& path, const std::string& query) {
   };
   Result<Params> p = Status::NotFound("no such route");
   if (path == "/metrics") {
-    Result<std::string> text = metrics_.Scrape(ledger_);
+    Result<std::string> text = metrics_.Scrape(read_->sources, read_->merged);
     if (text.ok()) {
       return {200,
               "text/plain; version=0.0.4; charset=utf-8",
@@ -224,29 +294,29 @@ ApiResponse Api::Route(const std::string& path, const std::string& query) {
                 "count"});
     if (p.ok()) {
       // Written as text: the decisions' canonical bytes need no tree.
-      Result<std::string> text = DecisionsText(ledger_, *p, options_.max_page);
+      Result<std::string> text = DecisionsText(*read_, *p, options_.max_page);
       if (text.ok()) return TextResponse(200, std::move(text).value());
       body = text.status();
     }
   } else if (path == "/v1/divergences") {
     p = params({"cronjob", "namespace", "since", "until", "kind", "limit", "continue"});
-    if (p.ok()) body = DivergencesJson(ledger_, *p, options_.max_page);
+    if (p.ok()) body = DivergencesJson(*read_, *p, options_.max_page);
   } else if (path == "/v1/cronjobs") {
     p = params({"namespace", "limit", "continue"});
-    if (p.ok()) body = CronJobList(ledger_, *p, options_.max_page);
+    if (p.ok()) body = CronJobList(*read_, *p, options_.max_page);
   } else if (parts.size() == 4 && parts[0] == "v1" && parts[1] == "cronjobs") {
     p = params({});
-    if (p.ok()) body = CronJobDetail(ledger_, parts[2], parts[3]);
+    if (p.ok()) body = CronJobDetail(*read_, parts[2], parts[3]);
   } else if (parts.size() == 5 && parts[0] == "v1" && parts[1] == "cronjobs" &&
              parts[4] == "timeline") {
     p = params({"since", "until"});
-    if (p.ok()) body = CronJobTimeline(ledger_, tzdb_, parts[2], parts[3], *p);
+    if (p.ok()) body = CronJobTimeline(*read_, tzdb_, parts[2], parts[3], *p);
   } else if (path == "/v1/reports/adherence") {
     p = params({"since", "until", "namespace", "cronjob", "limit", "continue"});
-    if (p.ok()) body = AdherenceReportJson(ledger_, tzdb_, *p, options_.max_page);
+    if (p.ok()) body = AdherenceReportJson(*read_, tzdb_, *p, options_.max_page);
   } else if (path == "/v1/why") {
     p = params({"cronjob", "scheduled", "at"});
-    if (p.ok()) body = WhyJson(ledger_, *p, options_.zoneinfo_dir);
+    if (p.ok()) body = WhyJson(*read_, *p, options_.zoneinfo_dir);
   }
   if (!p.ok() && p.status().code() == Status::Code::kInvalidArgument) body = p.status();
   if (body.ok()) return JsonResponse(200, *body);

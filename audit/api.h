@@ -19,6 +19,7 @@
 
 #include "audit/auth.h"
 #include "audit/metrics.h"
+#include "audit/query.h"
 #include "model/timezone.h"
 #include "store/ledger.h"
 
@@ -58,16 +59,25 @@ struct ApiResponse {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
+struct ReadSet;
+
 class Api {
  public:
   // `ledger` and `tzdb` are not owned and must outlive the Api.
   Api(store::Ledger& ledger, const model::TimeZoneDb& tzdb, ApiOptions options);
+  // An audit store (`cronledger audit-store`): every route answers over all its sources, merged
+  // as the commands merge them (docs/audit.md "Serving an audit store"). The ledgers are not
+  // owned and must outlive the Api.
+  Api(std::vector<SourceLedger> sources, const model::TimeZoneDb& tzdb, ApiOptions options);
+  ~Api();
   ApiResponse Handle(const ApiRequest& request);
 
  private:
+  Api(ReadSet read, const model::TimeZoneDb& tzdb, ApiOptions options);
   ApiResponse Route(const std::string& path, const std::string& query);
+  bool Ready();
 
-  store::Ledger& ledger_;
+  std::unique_ptr<ReadSet> read_;
   const model::TimeZoneDb& tzdb_;
   const ApiOptions options_;
   TokenFile token_;

@@ -1,12 +1,15 @@
 // /v1/cronjobs, /v1/cronjobs/{ns}/{name}, .../timeline and /v1/reports/adherence
 // (docs/audit.md "API reference").
 #include <algorithm>
+#include <iterator>
+#include <map>
 #include <tuple>
 
 #include "audit/adherence.h"
 #include "audit/api_internal.h"
 #include "audit/encode.h"
 #include "audit/query.h"
+#include "audit/sources.h"
 #include "audit/view_cronjobs.h"
 
 namespace cronledger::audit {
@@ -61,28 +64,94 @@ model::Json CronJobRow(const ViewCronJob& v) {
 
 }  // namespace
 
-Result<model::Json> CronJobList(store::Ledger& ledger, const Params& p, size_t max_page) {
+namespace {
+
+// The last decision of any source: where "now" is for a store, whose writers may have stopped.
+Result<std::optional<Time>> Horizon(const ReadSet& rs) {
+  std::optional<Time> horizon;
+  for (const SourceLedger& src : rs.sources) {
+    CL_ASSIGN_OR_RETURN(std::optional<Time> h, LedgerHorizon(*src.ledger));
+    if (h && (!horizon || *horizon < *h)) horizon = h;
+  }
+  return horizon;
+}
+
+// A CronJob as the sources of a store hold it: each holder's view entry, by source index.
+struct Held {
+  std::vector<std::pair<size_t, ViewCronJob>> by;
+};
+
+// Of the sources whose views hold a CronJob, the one that decided it last (its owner now), else
+// the first: its view is current, the others' are as they were when the CronJob left them.
+Result<size_t> Owner(const ReadSet& rs, const std::vector<size_t>& holders, const std::string& ns,
+                     const std::string& name) {
+  if (holders.size() == 1) return holders.front();
+  CL_ASSIGN_OR_RETURN(std::optional<Time> horizon, Horizon(rs));
+  if (!horizon) return holders.front();
+  std::vector<SourceLedger> held;
+  for (size_t i : holders) held.push_back(rs.sources[i]);
+  CL_ASSIGN_OR_RETURN(std::optional<CronJobOwner> owner, OwnerAt(held, ns, name, *horizon));
+  return owner ? holders[owner->index] : holders.front();
+}
+
+}  // namespace
+
+Result<model::Json> CronJobList(const ReadSet& rs, const Params& p, size_t max_page) {
   CL_ASSIGN_OR_RETURN(size_t limit, p.GetLimit(100, max_page));
-  CL_ASSIGN_OR_RETURN(std::vector<ViewCronJob> all, ListViewCronJobs(ledger));
   const std::string ns = p.Get("namespace").value_or("");
-  std::erase_if(all, [&](const ViewCronJob& v) { return !ns.empty() && v.namespace_ != ns; });
-  auto key = [](const ViewCronJob& v) { return SortKey(v.namespace_, v.name); };
+  std::map<std::string, Held> all;  // by SortKey
+  for (size_t i = 0; i < rs.sources.size(); ++i) {
+    CL_ASSIGN_OR_RETURN(std::vector<ViewCronJob> some, ListViewCronJobs(*rs.sources[i].ledger));
+    for (ViewCronJob& v : some) {
+      if (!ns.empty() && v.namespace_ != ns) continue;
+      all[SortKey(v.namespace_, v.name)].by.emplace_back(i, std::move(v));
+    }
+  }
+  std::vector<std::pair<std::string, Held>> sorted(std::make_move_iterator(all.begin()),
+                                                   std::make_move_iterator(all.end()));
+  auto key = [](const std::pair<std::string, Held>& e) { return e.first; };
   std::string after;
   if (auto token = p.Get("continue")) {
     CL_ASSIGN_OR_RETURN(auto parsed, ParseCronJobKey(*token));
     after = SortKey(parsed.first, parsed.second);
   }
-  auto [items, next] = PageBy(std::move(all), after, limit, key);
+  auto [items, next] = PageBy(std::move(sorted), after, limit, key);
   model::Json j = {{"items", model::Json::array()}, {"metadata", model::Json::object()}};
-  for (const ViewCronJob& v : items) j["items"].push_back(CronJobRow(v));
+  for (const auto& [k, held] : items) {
+    std::vector<size_t> holders;
+    for (const auto& [i, v] : held.by) holders.push_back(i);
+    const ViewCronJob& first = held.by.front().second;
+    CL_ASSIGN_OR_RETURN(size_t owner, Owner(rs, holders, first.namespace_, first.name));
+    for (const auto& [i, v] : held.by) {
+      if (i != owner) continue;
+      j["items"].push_back(CronJobRow(v));
+      if (rs.merged) j["items"].back()["source"] = rs.sources[i].source;
+    }
+  }
   if (!next.empty()) {
-    j["metadata"]["continue"] = items.back().namespace_ + "/" + items.back().name;
+    const ViewCronJob& last = items.back().second.by.front().second;
+    j["metadata"]["continue"] = last.namespace_ + "/" + last.name;
   }
   return j;
 }
 
-Result<model::Json> CronJobDetail(store::Ledger& ledger, const std::string& ns,
+Result<model::Json> CronJobDetail(const ReadSet& rs, const std::string& ns,
                                   const std::string& name) {
+  // The view of the source that owns the CronJob (one ledger: that ledger's).
+  std::vector<size_t> holders;
+  std::vector<bool> holds(rs.sources.size(), false);
+  for (size_t i = 0; i < rs.sources.size(); ++i) {
+    Result<store::CronJobView> v = rs.sources[i].ledger->ReadCronJobView(ns, name);
+    if (v.ok()) {
+      holders.push_back(i);
+      holds[i] = true;
+    } else if (!v.status().IsNotFound()) {
+      return v.status();
+    }
+  }
+  if (holders.empty()) return Status::NotFound("no CronJob " + ns + "/" + name);
+  CL_ASSIGN_OR_RETURN(size_t owner, Owner(rs, holders, ns, name));
+  store::Ledger& ledger = *rs.sources[owner].ledger;
   CL_ASSIGN_OR_RETURN(store::CronJobView view, ledger.ReadCronJobView(ns, name));
   model::Json j = CronJobSummary(view.cron_job);
   j["object"] = model::EncodeCronJob(view.cron_job);
@@ -96,25 +165,35 @@ Result<model::Json> CronJobDetail(store::Ledger& ledger, const std::string& ns,
   DecisionQuery q;
   q.cron_job_namespace = ns;
   q.cron_job_name = name;
-  CL_ASSIGN_OR_RETURN(std::vector<DecisionCount> counts, CountDecisions(ledger, q));
+  CL_ASSIGN_OR_RETURN(std::vector<DecisionCount> counts,
+                      rs.merged ? CountMergedDecisions(rs.sources, q) : CountDecisions(ledger, q));
   j["decisionCounts"] = model::Json::array();
   for (const DecisionCount& c : counts) {
     j["decisionCounts"].push_back({{"action", c.action}, {"reason", c.reason}, {"count", c.count}});
   }
+  if (rs.merged) {
+    j["source"] = rs.sources[owner].source;
+    j["otherSources"] = model::Json::array();
+    for (size_t i = 0; i < rs.sources.size(); ++i) {
+      if (i == owner) continue;
+      j["otherSources"].push_back({{"source", rs.sources[i].source}, {"exists", bool(holds[i])}});
+    }
+  }
   return j;
 }
 
-Result<model::Json> CronJobTimeline(store::Ledger& ledger, const model::TimeZoneDb& tzdb,
+Result<model::Json> CronJobTimeline(const ReadSet& rs, const model::TimeZoneDb& tzdb,
                                     const std::string& ns, const std::string& name,
                                     const Params& p) {
-  CL_ASSIGN_OR_RETURN(auto window, Window(ledger, p));
+  CL_ASSIGN_OR_RETURN(auto window, Window(rs, p));
   AdherenceOptions o;
   o.since = window.first;
   o.until = window.second;
   o.namespace_ = ns;
   o.name = name;
   o.with_slots = true;
-  CL_ASSIGN_OR_RETURN(AdherenceReport r, ComputeAdherence(ledger, tzdb, o));
+  CL_ASSIGN_OR_RETURN(AdherenceReport r, rs.merged ? ComputeMergedAdherence(rs.sources, tzdb, o)
+                                                   : ComputeAdherence(rs.ledger(), tzdb, o));
   model::Json j = EncodeReport(r);
   model::Json item = j["items"].at(0);
   item["since"] = j["since"];
@@ -125,9 +204,9 @@ Result<model::Json> CronJobTimeline(store::Ledger& ledger, const model::TimeZone
   return item;
 }
 
-Result<model::Json> AdherenceReportJson(store::Ledger& ledger, const model::TimeZoneDb& tzdb,
+Result<model::Json> AdherenceReportJson(const ReadSet& rs, const model::TimeZoneDb& tzdb,
                                         const Params& p, size_t max_page) {
-  CL_ASSIGN_OR_RETURN(auto window, Window(ledger, p));
+  CL_ASSIGN_OR_RETURN(auto window, Window(rs, p));
   CL_ASSIGN_OR_RETURN(size_t limit, p.GetLimit(max_page, max_page));
   AdherenceOptions o;
   o.since = window.first;
@@ -138,7 +217,8 @@ Result<model::Json> AdherenceReportJson(store::Ledger& ledger, const model::Time
     o.namespace_ = key.first;
     o.name = key.second;
   }
-  CL_ASSIGN_OR_RETURN(AdherenceReport r, ComputeAdherence(ledger, tzdb, o));
+  CL_ASSIGN_OR_RETURN(AdherenceReport r, rs.merged ? ComputeMergedAdherence(rs.sources, tzdb, o)
+                                                   : ComputeAdherence(rs.ledger(), tzdb, o));
   model::Json j = EncodeReport(r);
   std::string after;
   if (auto token = p.Get("continue")) {

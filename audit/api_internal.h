@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "audit/query.h"
 #include "model/json.h"
 #include "model/result.h"
 #include "model/time.h"
@@ -35,19 +36,28 @@ class Params {
 // Decodes %XX and '+'; InvalidArgument for a malformed escape.
 Result<std::string> PercentDecode(std::string_view s);
 
-// The report window: `since`/`until` parameters, defaulting to the 24 hours before the ledger's
-// horizon (rounded up to the second). InvalidArgument when there is nothing to default from.
-Result<std::pair<Time, Time>> Window(store::Ledger& ledger, const Params& p);
+// What the routes read: one ledger (one unnamed source), or the sources of an audit store
+// (`merged`: answers over every source, each record and row labelled with its source).
+struct ReadSet {
+  std::vector<SourceLedger> sources;
+  bool merged = false;
+  store::Ledger& ledger() const { return *sources.front().ledger; }
+};
+
+// The report window: `since`/`until` parameters, defaulting to the 24 hours before the horizon
+// (the last decision of any source, rounded up to the second). InvalidArgument when there is
+// nothing to default from.
+Result<std::pair<Time, Time>> Window(const ReadSet& rs, const Params& p);
 
 // Route handlers. Each returns the JSON body, or a Status the caller maps to an HTTP status
 // (InvalidArgument 400, NotFound 404, anything else 500 without details).
-Result<model::Json> CronJobList(store::Ledger& ledger, const Params& p, size_t max_page);
-Result<model::Json> CronJobDetail(store::Ledger& ledger, const std::string& ns,
+Result<model::Json> CronJobList(const ReadSet& rs, const Params& p, size_t max_page);
+Result<model::Json> CronJobDetail(const ReadSet& rs, const std::string& ns,
                                   const std::string& name);
-Result<model::Json> CronJobTimeline(store::Ledger& ledger, const model::TimeZoneDb& tzdb,
+Result<model::Json> CronJobTimeline(const ReadSet& rs, const model::TimeZoneDb& tzdb,
                                     const std::string& ns, const std::string& name,
                                     const Params& p);
-Result<model::Json> AdherenceReportJson(store::Ledger& ledger, const model::TimeZoneDb& tzdb,
+Result<model::Json> AdherenceReportJson(const ReadSet& rs, const model::TimeZoneDb& tzdb,
                                         const Params& p, size_t max_page);
 
 // A CronJob's summary as listed by /v1/cronjobs.

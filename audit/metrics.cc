@@ -72,16 +72,38 @@ std::array<uint64_t, kSkewBuckets.size() + 1> LedgerMetrics::SkewBuckets() const
   return out;
 }
 
-Result<std::string> LedgerMetrics::Scrape(store::Ledger& ledger) {
-  CL_ASSIGN_OR_RETURN(store::LedgerMeta meta, ledger.Meta());
-  CL_ASSIGN_OR_RETURN(std::optional<Time> horizon, LedgerHorizon(ledger));
+Result<std::string> LedgerMetrics::Scrape(const std::vector<SourceLedger>& sources,
+                                          bool by_source) {
+  std::vector<store::LedgerMeta> metas;
+  std::optional<Time> horizon;
+  uint64_t quarantined = 0;
+  for (const SourceLedger& src : sources) {
+    CL_ASSIGN_OR_RETURN(store::LedgerMeta meta, src.ledger->Meta());
+    CL_ASSIGN_OR_RETURN(std::optional<Time> h, LedgerHorizon(*src.ledger));
+    if (h && (!horizon || *horizon < *h)) horizon = h;
+    quarantined += meta.quarantine_count;
+    metas.push_back(meta);
+  }
   std::lock_guard lock(mu_);
-  Status s = ledger.ScanDecisions(next_seq_, [&](const model::Decision& d) {
-    Fold(d);
-    next_seq_ = d.seq + 1;
-    return true;
-  });
-  if (!s.ok()) return s;
+  for (const SourceLedger& src : sources) {
+    uint64_t& next = next_seq_.try_emplace(src.source, 1).first->second;
+    Status s = src.ledger->ScanDecisions(next, [&](const model::Decision& d) {
+      Fold(d);
+      next = d.seq + 1;
+      return true;
+    });
+    if (!s.ok()) return s;
+  }
+  // One line per source: `name{source="s"} v`, or `name v` for one unlabelled ledger.
+  auto per_source = [&](const std::string& name, uint64_t store::LedgerMeta::*field) {
+    std::string lines;
+    for (size_t i = 0; i < sources.size(); ++i) {
+      lines += name;
+      if (by_source) lines += "{source=\"" + EscapeLabel(sources[i].source) + "\"}";
+      lines += " " + Num(metas[i].*field) + "\n";
+    }
+    return lines;
+  };
   std::string o;
   o += "# HELP cronjob_controller_job_creation_skew_duration_seconds Time between when a cronjob "
        "is scheduled to be run, and when the corresponding job is created (from the ledger's "
@@ -104,13 +126,13 @@ Result<std::string> LedgerMetrics::Scrape(store::Ledger& ledger) {
   }
   o += "# HELP cronledger_quarantined_inputs_total Inputs kept in the quarantine (dead letter).\n";
   o += "# TYPE cronledger_quarantined_inputs_total counter\n";
-  o += "cronledger_quarantined_inputs_total " + Num(meta.quarantine_count) + "\n";
+  o += "cronledger_quarantined_inputs_total " + Num(quarantined) + "\n";
   o += "# HELP cronledger_ledger_last_input_seq Sequence number of the last input record.\n";
   o += "# TYPE cronledger_ledger_last_input_seq gauge\n";
-  o += "cronledger_ledger_last_input_seq " + Num(meta.last_input_seq) + "\n";
+  o += per_source("cronledger_ledger_last_input_seq", &store::LedgerMeta::last_input_seq);
   o += "# HELP cronledger_ledger_last_decision_seq Sequence number of the last decision record.\n";
   o += "# TYPE cronledger_ledger_last_decision_seq gauge\n";
-  o += "cronledger_ledger_last_decision_seq " + Num(meta.last_decision_seq) + "\n";
+  o += per_source("cronledger_ledger_last_decision_seq", &store::LedgerMeta::last_decision_seq);
   if (horizon) {
     o += "# HELP cronledger_ledger_horizon_timestamp_seconds Time of the last decision.\n";
     o += "# TYPE cronledger_ledger_horizon_timestamp_seconds gauge\n";

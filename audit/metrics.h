@@ -15,7 +15,9 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "audit/query.h"
 #include "model/result.h"
 #include "store/ledger.h"
 
@@ -29,9 +31,11 @@ class LedgerMetrics {
   // `data_dir` is measured for cronledger_ledger_disk_bytes; empty leaves the metric out.
   explicit LedgerMetrics(std::string data_dir) : data_dir_(std::move(data_dir)) {}
 
-  // Folds the decisions appended since the last call, then renders the exposition text
-  // (text/plain; version=0.0.4). Errors are the ledger's.
-  Result<std::string> Scrape(store::Ledger& ledger);
+  // Folds the decisions appended to each source since the last call, then renders the exposition
+  // text (text/plain; version=0.0.4): counters and the histogram over every source, the last seqs
+  // per source (labelled `source` when `by_source`, e.g. an audit store's copies), the horizon
+  // the latest of them. Errors are the ledgers'.
+  Result<std::string> Scrape(const std::vector<SourceLedger>& sources, bool by_source);
 
   // The skew histogram's cumulative bucket counts (kSkewBuckets, then +Inf), for tests.
   std::array<uint64_t, kSkewBuckets.size() + 1> SkewBuckets() const;
@@ -41,7 +45,7 @@ class LedgerMetrics {
 
   const std::string data_dir_;
   mutable std::mutex mu_;
-  uint64_t next_seq_ = 1;
+  std::map<std::string, uint64_t> next_seq_;                      // by source
   std::array<uint64_t, kSkewBuckets.size() + 1> skew_buckets_{};  // non-cumulative
   double skew_sum_ = 0;
   uint64_t skew_count_ = 0;

@@ -238,9 +238,6 @@ Result<std::vector<DecisionCount>> CountDecisions(store::Ledger& ledger, Decisio
   return out;
 }
 
-namespace {
-
-// "<time>-<seq>-<source as hex>": EncodeContinueToken's token and the source after it.
 std::string EncodeMergedToken(Time time, uint64_t seq, const std::string& source) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string token = EncodeContinueToken(time, seq) + "-";
@@ -250,12 +247,6 @@ std::string EncodeMergedToken(Time time, uint64_t seq, const std::string& source
   }
   return token;
 }
-
-struct MergedKey {
-  Time time;
-  uint64_t seq = 0;
-  std::string source;
-};
 
 Result<MergedKey> DecodeMergedToken(std::string_view token) {
   const Status bad = Status::InvalidArgument("malformed continue token");
@@ -276,8 +267,6 @@ Result<MergedKey> DecodeMergedToken(std::string_view token) {
   }
   return out;
 }
-
-}  // namespace
 
 Result<MergedDecisionPage> QueryMergedDecisions(const std::vector<SourceLedger>& sources,
                                                 const DecisionQuery& q) {

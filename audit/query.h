@@ -103,5 +103,13 @@ Result<std::pair<std::string, std::string>> ParseCronJobKey(std::string_view key
 // Continue tokens: "<unix nanos>.<seq>" in hex, opaque to callers.
 std::string EncodeContinueToken(Time time, uint64_t seq);
 Result<std::pair<Time, uint64_t>> DecodeContinueToken(std::string_view token);
+// Over several sources: "<time>-<seq>-<source as hex>", the last (time, seq, source) returned.
+struct MergedKey {
+  Time time;
+  uint64_t seq = 0;
+  std::string source;
+};
+std::string EncodeMergedToken(Time time, uint64_t seq, const std::string& source);
+Result<MergedKey> DecodeMergedToken(std::string_view token);
 
 }  // namespace cronledger::audit

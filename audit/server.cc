@@ -45,10 +45,11 @@ class HttpApiServer final : public Server {
 
 }  // namespace
 
-Result<std::unique_ptr<Server>> Server::Start(store::Ledger& ledger, const model::TimeZoneDb& tzdb,
-                                              const ServerOptions& options) {
-  if (options.api.token_file.empty()) return Status::InvalidArgument("a token file is required");
-  auto server = std::make_unique<HttpApiServer>(std::make_unique<Api>(ledger, tzdb, options.api));
+namespace {
+
+Result<std::unique_ptr<Server>> StartWith(std::unique_ptr<Api> owned,
+                                          const ServerOptions& options) {
+  auto server = std::make_unique<HttpApiServer>(std::move(owned));
   kube::HttpServerOptions http;
   http.listen = options.listen;
   http.tls_cert = options.tls_cert;
@@ -61,6 +62,21 @@ Result<std::unique_ptr<Server>> Server::Start(store::Ledger& ledger, const model
   if (!started.ok()) return started.status();
   server->Serve(std::move(started).value());
   return std::unique_ptr<Server>(std::move(server));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Server>> Server::Start(store::Ledger& ledger, const model::TimeZoneDb& tzdb,
+                                              const ServerOptions& options) {
+  if (options.api.token_file.empty()) return Status::InvalidArgument("a token file is required");
+  return StartWith(std::make_unique<Api>(ledger, tzdb, options.api), options);
+}
+
+Result<std::unique_ptr<Server>> Server::Start(std::vector<SourceLedger> sources,
+                                              const model::TimeZoneDb& tzdb,
+                                              const ServerOptions& options) {
+  if (options.api.token_file.empty()) return Status::InvalidArgument("a token file is required");
+  return StartWith(std::make_unique<Api>(std::move(sources), tzdb, options.api), options);
 }
 
 }  // namespace cronledger::audit

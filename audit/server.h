@@ -38,6 +38,10 @@ class Server {
   // and must outlive the server.
   static Result<std::unique_ptr<Server>> Start(store::Ledger& ledger, const model::TimeZoneDb& tzdb,
                                                const ServerOptions& options);
+  // The same over an audit store's sources (audit/api.h).
+  static Result<std::unique_ptr<Server>> Start(std::vector<SourceLedger> sources,
+                                               const model::TimeZoneDb& tzdb,
+                                               const ServerOptions& options);
   // The bound port.
   virtual uint16_t port() const = 0;
   // Stops accepting and waits for running requests (also done by the destructor).

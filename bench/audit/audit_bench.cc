@@ -359,6 +359,17 @@ class RawStore {
   uint64_t bytes_ = 0;
 };
 
+// `audit --cronjob` of CronJob i over the whole span: rows (summary) or whole records.
+audit::DecisionQuery CronJobQuery(int i, Time end, bool summary) {
+  audit::DecisionQuery q;
+  q.cron_job_namespace = Ns(i);
+  q.cron_job_name = Name(i);
+  q.since = kStart;
+  q.until = end;
+  q.summary = summary;
+  return q;
+}
+
 template <typename F>
 double TimeMs(F&& f) {
   const auto t = Clock::now();
@@ -407,12 +418,7 @@ int RunMerged(const Shape& s, const std::string& path, int n_sources,
     size_t records = 0;
     for (size_t n = 0; n < picks.size(); ++n) {
       const int i = picks[n];
-      audit::DecisionQuery q;
-      q.cron_job_namespace = Ns(i);
-      q.cron_job_name = Name(i);
-      q.since = kStart;
-      q.until = end;
-      q.summary = summary;
+      const audit::DecisionQuery q = CronJobQuery(i, end, summary);
       size_t ours_n = 0, peer_n = 0;
       auto ours = [&] {
         auto page = audit::QueryMergedDecisions(sources, q);
@@ -565,12 +571,7 @@ int main(int argc, char** argv) {
   };
   auto one = [&](int n, int i, bool summary, std::vector<double>* ms, std::vector<double>* peer_ms,
                  size_t* records, std::vector<double>* log_peer_ms = nullptr) {
-    audit::DecisionQuery q;
-    q.cron_job_namespace = Ns(i);
-    q.cron_job_name = Name(i);
-    q.since = kStart;
-    q.until = end;
-    q.summary = summary;
+    const audit::DecisionQuery q = CronJobQuery(i, end, summary);
     pair(
         n,
         [&] {

@@ -51,6 +51,18 @@ class AuditCli : public ::testing::Test {
     ASSERT_EQ(sim.exit_code, 0) << sim.out;
     flags_ = " --data-dir " + data_;
   }
+  // An audit store laid out as `cronledger audit-store` keeps it (D/sources/<source>/, one ledger
+  // per replica): two copies of the simulated store, each with the sample divergences.
+  std::string MakeAuditStore() {
+    const std::string store = dir_.Sub("audit-store");
+    std::filesystem::create_directories(store + "/sources");
+    for (const std::string source : {"replica-b", "replica-a"}) {
+      const std::string copy = store + "/sources/" + source;
+      std::filesystem::copy(data_, copy, std::filesystem::copy_options::recursive);
+      testing::AddSampleDivergences(copy);
+    }
+    return store;
+  }
   store::testing::TempDir dir_;
   std::string data_ = dir_.Sub("data");
   std::string flags_;
@@ -323,13 +335,7 @@ TEST(AuditCliHeldStore, AuditReportAndServeWorkWhileAnotherProcessHoldsTheStore)
 // per replica): `divergences` lists every source's records in (time, source, seq) order, each with
 // its source, and --limit applies to the merged list.
 TEST_F(AuditCli, DivergencesOfAnAuditStoreNameTheirSource) {
-  const std::string store = dir_.Sub("audit-store");
-  for (const std::string source : {"replica-b", "replica-a"}) {
-    const std::string copy = store + "/sources/" + source;
-    std::filesystem::create_directories(store + "/sources");
-    std::filesystem::copy(data_, copy, std::filesystem::copy_options::recursive);
-    testing::AddSampleDivergences(copy);
-  }
+  const std::string store = MakeAuditStore();
   const model::Json merged = Json(Cli("divergences -o json --data-dir " + store));
   ASSERT_EQ(merged["items"].size(), 8u) << merged;
   // Both copies hold the same records: per source in seq order, at a time the first source first.
@@ -368,13 +374,108 @@ TEST_F(AuditCli, DivergencesOfAnAuditStoreNameTheirSource) {
       << Cli("checkpoint -o json --data-dir " + store + "/sources/replica-a").out;
   std::ofstream(token) << "secret\n";
   for (const std::string& cmd :
-       {std::string("checkpoint"), "verify-trail --checkpoint " + checkpoint,
-        "serve --listen 127.0.0.1:0 --token-file " + token}) {
+       {std::string("checkpoint"), "verify-trail --checkpoint " + checkpoint}) {
     const CliResult refused = Cli(cmd + " --data-dir " + store, true);
     EXPECT_NE(refused.exit_code, 0) << cmd;
     EXPECT_NE(refused.out.find("is an audit store (cronledger audit-store)"), std::string::npos)
         << cmd << ": " << refused.out;
   }
+}
+
+// `serve` on an audit store answers every route over all its sources, as the commands do on it:
+// the same items as `divergences` and `audit`, each with its source, merged paging, the merged
+// report, each CronJob once from its owner's view, `why` across sources, per-source metrics.
+TEST_F(AuditCli, ServeOnAnAuditStoreAnswersOverEverySource) {
+  const std::string store = MakeAuditStore();
+  std::ofstream(dir_.Sub("token")) << "store-token\n";
+  ServeProcess serve(store, dir_.Sub("token"));
+  ASSERT_NE(serve.port(), 0) << "serve did not start on the audit store";
+  auto get = [&](const std::string& target) {
+    auto [status, body] = Get(serve.port(), target, "store-token");
+    EXPECT_EQ(status, 200) << target << ": " << body;
+    auto j = model::ParseJson(body);
+    EXPECT_TRUE(j.ok()) << body;
+    return j.ok() ? *j : model::Json::object();
+  };
+  EXPECT_EQ(Get(serve.port(), "/readyz", "").first, 200);
+
+  // Divergences: the command's items; pages of 3 joined are the whole list.
+  const model::Json listed = Json(Cli("divergences -o json --data-dir " + store));
+  ASSERT_EQ(listed["items"].size(), 8u);
+  EXPECT_EQ(get("/v1/divergences?limit=1000")["items"], listed["items"]);
+  model::Json paged = model::Json::array();
+  std::string target = "/v1/divergences?limit=3";
+  for (int page = 0; page < 10; ++page) {
+    const model::Json j = get(target);
+    for (const model::Json& item : j["items"]) paged.push_back(item);
+    if (!j["metadata"].contains("continue")) break;
+    target = "/v1/divergences?limit=3&continue=" + j["metadata"]["continue"].get<std::string>();
+  }
+  EXPECT_EQ(paged, listed["items"]);
+
+  // Decisions: the command's merged records, each with its source; both copies' records.
+  const std::string cj = "platform/legacy-migration";
+  const model::Json audited = Json(Cli("audit --cronjob " + cj + " -o json --data-dir " + store));
+  const model::Json decisions = get("/v1/decisions?cronjob=" + cj + "&limit=1000");
+  EXPECT_EQ(decisions["items"], audited["items"]);
+  const model::Json one =
+      Json(Cli("audit --cronjob " + cj + " -o json --data-dir " + store + "/sources/replica-a"));
+  EXPECT_EQ(decisions["items"].size(), 2 * one["items"].size());
+  ASSERT_FALSE(decisions["items"].empty());
+  EXPECT_EQ(decisions["items"][0]["source"], "replica-a");
+  EXPECT_EQ(decisions["items"][1]["source"], "replica-b");
+
+  // The report: the command's, each fire time counted once.
+  const std::string window = "since=2026-11-01T00:00:00Z&until=2026-11-02T00:00:00Z";
+  const model::Json report = get("/v1/reports/adherence?" + window);
+  const model::Json cli_report =
+      Json(Cli("report adherence -o json --since 2026-11-01T00:00:00Z --until "
+               "2026-11-02T00:00:00Z --data-dir " +
+               store));
+  EXPECT_GT(report["totals"]["expected"].get<uint64_t>(), 0u) << report["totals"];
+  EXPECT_EQ(report["totals"], cli_report["totals"]);
+  EXPECT_EQ(report["items"], cli_report["items"]);
+
+  // CronJobs: each once, from its owner's view (both copies decided them alike: the first).
+  const model::Json listed_cronjobs = get("/v1/cronjobs?namespace=platform");
+  ASSERT_GE(listed_cronjobs["items"].size(), 3u);
+  for (const model::Json& item : listed_cronjobs["items"]) {
+    EXPECT_EQ(item["source"], "replica-a") << item;
+  }
+  const model::Json detail = get("/v1/cronjobs/" + cj);
+  EXPECT_EQ(detail["source"], "replica-a");
+  ASSERT_EQ(detail["otherSources"].size(), 1u);
+  EXPECT_EQ(detail["otherSources"][0]["source"], "replica-b");
+  EXPECT_EQ(detail["otherSources"][0]["exists"], true);
+  uint64_t counted = 0;
+  for (const model::Json& c : detail["decisionCounts"]) counted += c["count"].get<uint64_t>();
+  EXPECT_EQ(counted, decisions["items"].size());
+  const model::Json timeline = get("/v1/cronjobs/" + cj + "/timeline?" + window);
+  ASSERT_FALSE(timeline["slots"].empty());
+  bool also = false;
+  for (const model::Json& slot : timeline["slots"]) {
+    EXPECT_EQ(slot["source"], "replica-a") << slot;
+    also = also ||
+           (slot.contains("alsoDecidedBy") && slot["alsoDecidedBy"][0]["source"] == "replica-b");
+  }
+  EXPECT_TRUE(also) << timeline;
+
+  // why: from the source that recorded the fire time, the other named.
+  const model::Json why = get("/v1/why?cronjob=" + cj + "&at=2026-11-01T03:00:00Z");
+  EXPECT_EQ(why["facts"]["source"], "replica-a") << why;
+  ASSERT_EQ(why["facts"]["otherSources"].size(), 1u) << why;
+  EXPECT_EQ(why["sentences"][0], "From the ledger of source replica-a.");
+
+  // Metrics: each copy's last seqs, labelled.
+  auto [mstatus, metrics] = Get(serve.port(), "/metrics", "store-token");
+  EXPECT_EQ(mstatus, 200);
+  EXPECT_NE(metrics.find("\ncronledger_ledger_last_input_seq{source=\"replica-a\"} "),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("\ncronledger_ledger_last_decision_seq{source=\"replica-b\"} "),
+            std::string::npos)
+      << metrics;
+  EXPECT_EQ(serve.Stop(), 0);
 }
 
 }  // namespace
