@@ -99,8 +99,14 @@ Result<std::string> LedgerMetrics::Scrape(const std::vector<SourceLedger>& sourc
     std::string lines;
     for (size_t i = 0; i < sources.size(); ++i) {
       lines += name;
-      if (by_source) lines += "{source=\"" + EscapeLabel(sources[i].source) + "\"}";
-      lines += " " + Num(metas[i].*field) + "\n";
+      if (by_source) {
+        lines += "{source=\"";
+        lines += EscapeLabel(sources[i].source);
+        lines += "\"}";
+      }
+      lines += ' ';
+      lines += Num(metas[i].*field);
+      lines += '\n';
     }
     return lines;
   };
