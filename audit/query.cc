@@ -275,12 +275,10 @@ Result<MergedDecisionPage> QueryMergedDecisions(const std::vector<SourceLedger>&
   if (!q.continue_token.empty()) {
     CL_ASSIGN_OR_RETURN(after, DecodeMergedToken(q.continue_token));
   }
-  struct Item {
-    model::Decision decision;
-    const std::string* source;
-  };
-  std::vector<Item> all;
+  std::vector<DecisionPage> pages;
+  pages.reserve(sources.size());
   bool more = false;
+  size_t total = 0;
   for (const SourceLedger& src : sources) {
     DecisionQuery sq = q;
     sq.continue_token.clear();
@@ -292,26 +290,38 @@ Result<MergedDecisionPage> QueryMergedDecisions(const std::vector<SourceLedger>&
                                                          : 0;
       sq.continue_token = EncodeContinueToken(after->time, seq);
     }
-    CL_ASSIGN_OR_RETURN(DecisionPage page, QueryDecisions(*src.ledger, sq));
-    more = more || !page.continue_token.empty();
-    for (model::Decision& d : page.items) all.push_back({std::move(d), &src.source});
+    CL_ASSIGN_OR_RETURN(DecisionPage one, QueryDecisions(*src.ledger, sq));
+    more = more || !one.continue_token.empty();
+    total += one.items.size();
+    pages.push_back(std::move(one));
   }
-  std::stable_sort(all.begin(), all.end(), [](const Item& a, const Item& b) {
-    if (a.decision.time != b.decision.time) return a.decision.time < b.decision.time;
-    if (*a.source != *b.source) return *a.source < *b.source;
-    return a.decision.seq < b.decision.seq;
-  });
-  if (q.limit != 0 && all.size() > q.limit) {
-    all.resize(q.limit);
-    more = true;
-  }
+  // Each page is in (time, seq) order: a k-way merge by (time, source, seq) moves every record
+  // once. A limited page ends where the first `limit` merged records end; no source's truncated
+  // page can be passed, since it alone holds `limit` records up to its last.
+  const size_t want = q.limit != 0 ? std::min<size_t>(total, q.limit) : total;
+  more = more || want < total;
   MergedDecisionPage page;
   page.index = IndexFor(q);
-  page.items.reserve(all.size());
-  page.sources.reserve(all.size());
-  for (Item& item : all) {
-    page.items.push_back(std::move(item.decision));
-    page.sources.push_back(*item.source);
+  page.items.reserve(want);
+  page.sources.reserve(want);
+  std::vector<size_t> next(pages.size(), 0);
+  while (page.items.size() < want) {
+    size_t pick = pages.size();
+    for (size_t k = 0; k < pages.size(); ++k) {
+      if (next[k] == pages[k].items.size()) continue;
+      if (pick == pages.size()) {
+        pick = k;
+        continue;
+      }
+      const model::Decision& a = pages[k].items[next[k]];
+      const model::Decision& b = pages[pick].items[next[pick]];
+      if (std::tie(a.time, sources[k].source, a.seq) <
+          std::tie(b.time, sources[pick].source, b.seq)) {
+        pick = k;
+      }
+    }
+    page.items.push_back(std::move(pages[pick].items[next[pick]++]));
+    page.sources.push_back(sources[pick].source);
   }
   if (more && !page.items.empty()) {
     page.continue_token =
