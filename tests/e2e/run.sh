@@ -7,7 +7,8 @@
 #
 # Usage: tests/e2e/run.sh CRONLEDGER_BINARY [NAME_PATTERN]
 #   NAME_PATTERN: a bash glob of the scripts to run (default: all), e.g. '*manifests*'
-# Scratch space and logs: $E2E_DIR (default /tmp/cronledger-e2e.<pid>), kept on failure.
+# Scratch space and logs: $E2E_DIR (default /tmp/cronledger-e2e.<pid>), kept on failure, and on
+# success too with E2E_KEEP=1 (to read what a test left: stores, topics read back, outputs).
 #
 # Kafka scripts that use the API server (they mention E2E_KUBECONFIG) run after the k8s scripts,
 # because every cronledger controller acts on the CRD CronJobs of all namespaces; the others run
@@ -96,5 +97,9 @@ if awk '$2 != 0 {bad=1} END {exit !bad}' "$results"; then
 fi
 cleanup  # before the directory that holds the peers' pid files goes
 trap - EXIT
-rm -rf "$E2E_DIR"
-echo "e2e: all passed" >&2
+if [[ "${E2E_KEEP:-0}" == 1 ]]; then
+  echo "e2e: all passed; logs and data kept in $E2E_DIR" >&2
+else
+  rm -rf "$E2E_DIR"
+  echo "e2e: all passed" >&2
+fi
