@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "audit/adherence.h"
@@ -65,16 +66,6 @@ model::Json CronJobRow(const ViewCronJob& v) {
 }  // namespace
 
 namespace {
-
-// The last decision of any source: where "now" is for a store, whose writers may have stopped.
-Result<std::optional<Time>> Horizon(const ReadSet& rs) {
-  std::optional<Time> horizon;
-  for (const SourceLedger& src : rs.sources) {
-    CL_ASSIGN_OR_RETURN(std::optional<Time> h, LedgerHorizon(*src.ledger));
-    if (h && (!horizon || *horizon < *h)) horizon = h;
-  }
-  return horizon;
-}
 
 // A CronJob as the sources of a store hold it: each holder's view entry, by source index.
 struct Held {
@@ -139,12 +130,12 @@ Result<model::Json> CronJobDetail(const ReadSet& rs, const std::string& ns,
                                   const std::string& name) {
   // The view of the source that owns the CronJob (one ledger: that ledger's).
   std::vector<size_t> holders;
-  std::vector<bool> holds(rs.sources.size(), false);
+  std::vector<std::optional<store::CronJobView>> views(rs.sources.size());
   for (size_t i = 0; i < rs.sources.size(); ++i) {
     Result<store::CronJobView> v = rs.sources[i].ledger->ReadCronJobView(ns, name);
     if (v.ok()) {
       holders.push_back(i);
-      holds[i] = true;
+      views[i] = std::move(*v);
     } else if (!v.status().IsNotFound()) {
       return v.status();
     }
@@ -152,7 +143,7 @@ Result<model::Json> CronJobDetail(const ReadSet& rs, const std::string& ns,
   if (holders.empty()) return Status::NotFound("no CronJob " + ns + "/" + name);
   CL_ASSIGN_OR_RETURN(size_t owner, Owner(rs, holders, ns, name));
   store::Ledger& ledger = *rs.sources[owner].ledger;
-  CL_ASSIGN_OR_RETURN(store::CronJobView view, ledger.ReadCronJobView(ns, name));
+  const store::CronJobView& view = *views[owner];
   model::Json j = CronJobSummary(view.cron_job);
   j["object"] = model::EncodeCronJob(view.cron_job);
   j["jobs"] = model::Json::array();
@@ -176,7 +167,8 @@ Result<model::Json> CronJobDetail(const ReadSet& rs, const std::string& ns,
     j["otherSources"] = model::Json::array();
     for (size_t i = 0; i < rs.sources.size(); ++i) {
       if (i == owner) continue;
-      j["otherSources"].push_back({{"source", rs.sources[i].source}, {"exists", bool(holds[i])}});
+      j["otherSources"].push_back(
+          {{"source", rs.sources[i].source}, {"exists", views[i].has_value()}});
     }
   }
   return j;
