@@ -67,13 +67,12 @@ int Fail(const Status& s, const CommandIo& io) {
 // An audit store (`cronledger audit-store`): every source's records, each with its `source`.
 int RunMerged(const std::string& data_dir, const Flags& flags, audit::DecisionQuery q,
               OutputFormat format, const CommandIo& io) {
-  auto opened = audit_store::OpenAuditStoreSources(data_dir, kOneShotRefresh);
-  if (!opened.ok()) {
-    std::fprintf(io.err, "cronledger audit: %s\n", opened.status().ToString().c_str());
+  auto read = audit_store::OpenReadSources(data_dir, kOneShotRefresh);
+  if (!read.ok()) {
+    std::fprintf(io.err, "cronledger audit: %s\n", read.status().ToString().c_str());
     return kExitFailure;
   }
-  std::vector<audit::SourceLedger> sources;
-  for (auto& [source, ledger] : *opened) sources.push_back({source, ledger.get()});
+  const std::vector<audit::SourceLedger>& sources = read->sources;
   if (flags.Has("count")) {
     auto counts = audit::CountMergedDecisions(sources, q);
     if (!counts.ok()) return Fail(counts.status(), io);
@@ -87,10 +86,12 @@ int RunMerged(const std::string& data_dir, const Flags& flags, audit::DecisionQu
   std::vector<model::Json> items;
   items.reserve(page->items.size());
   for (size_t i = 0; i < page->items.size(); ++i) {
-    model::Json item =
-        records ? model::EncodeDecision(page->items[i]) : audit::DecisionRow(page->items[i]);
-    item["source"] = page->sources[i];
-    items.push_back(std::move(item));
+    if (records) {
+      items.push_back(audit::EncodeSourcedDecision(page->items[i], page->sources[i]));
+    } else {
+      items.push_back(audit::DecisionRow(page->items[i]));
+      items.back()["source"] = page->sources[i];
+    }
   }
   std::vector<std::string> columns = audit::DecisionRowColumns();
   columns.push_back("source");

@@ -99,21 +99,10 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   if (!format.ok()) return Fail(io, format.status(), kExitUsage);
 
   // One ledger, or every source of an audit store (each item then names its source).
-  const std::string data_dir = flags.GetOr("data-dir", "./data");
-  std::vector<std::pair<std::string, std::unique_ptr<store::Ledger>>> ledgers;
-  const bool merged = audit_store::IsAuditStoreDir(data_dir);
-  if (merged) {
-    auto opened = audit_store::OpenAuditStoreSources(data_dir, kOneShotRefresh);
-    if (!opened.ok()) return Fail(io, opened.status(), kExitFailure);
-    ledgers = std::move(*opened);
-  } else {
-    auto ledger = OpenLedgerForAudit(data_dir, kOneShotRefresh);
-    if (!ledger.ok()) return Fail(io, ledger.status(), kExitFailure);
-    ledgers.emplace_back("", std::move(*ledger));
-  }
-  std::vector<audit::SourceLedger> sources;
-  for (auto& [source, ledger] : ledgers) sources.push_back({source, ledger.get()});
-  auto all = audit::ListMergedDivergences(sources, q);
+  auto read = audit_store::OpenReadSources(flags.GetOr("data-dir", "./data"), kOneShotRefresh);
+  if (!read.ok()) return Fail(io, read.status(), kExitFailure);
+  const bool merged = read->merged;
+  auto all = audit::ListMergedDivergences(read->sources, q);
   if (!all.ok()) {
     const bool usage = all.status().code() == Status::Code::kInvalidArgument;
     return Fail(io, all.status(), usage ? kExitUsage : kExitFailure);

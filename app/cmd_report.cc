@@ -65,42 +65,25 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   auto tzdb = model::OpenSystemTimeZoneDb({flags.GetOr("zoneinfo", "/usr/share/zoneinfo"), "UTC"});
   if (!tzdb.ok()) return Usage(io, "--zoneinfo: " + tzdb.status().message());
   // A ledger, or an audit store (`cronledger audit-store`): every source's ledger, merged.
-  const std::string data_dir = flags.GetOr("data-dir", "./data");
-  std::vector<std::pair<std::string, std::unique_ptr<store::Ledger>>> ledgers;
-  if (audit_store::IsAuditStoreDir(data_dir)) {
-    auto opened = audit_store::OpenAuditStoreSources(data_dir, kOneShotRefresh);
-    if (!opened.ok()) {
-      std::fprintf(io.err, "cronledger report: %s\n", opened.status().ToString().c_str());
-      return kExitFailure;
-    }
-    ledgers = std::move(*opened);
-  } else {
-    auto ledger = OpenLedgerForAudit(data_dir, kOneShotRefresh);
-    if (!ledger.ok()) {
-      std::fprintf(io.err, "cronledger report: %s\n", ledger.status().ToString().c_str());
-      return kExitFailure;
-    }
-    ledgers.emplace_back("", std::move(*ledger));
+  auto read = audit_store::OpenReadSources(flags.GetOr("data-dir", "./data"), kOneShotRefresh);
+  if (!read.ok()) {
+    std::fprintf(io.err, "cronledger report: %s\n", read.status().ToString().c_str());
+    return kExitFailure;
   }
   if (!*until) {
-    std::optional<Time> latest;
-    for (auto& [source, ledger] : ledgers) {
-      auto horizon = audit::LedgerHorizon(*ledger);
-      if (horizon.ok() && *horizon && (!latest || *latest < **horizon)) latest = **horizon;
+    auto latest = audit::LatestHorizon(read->sources);
+    if (!latest.ok()) {
+      std::fprintf(io.err, "cronledger report: %s\n", latest.status().ToString().c_str());
+      return kExitFailure;
     }
-    if (!latest) return Usage(io, "--until is required: no decisions yet");
-    *until = latest->TruncateToSecond().AddSeconds(1);
+    if (!*latest) return Usage(io, "--until is required: no decisions yet");
+    *until = (*latest)->TruncateToSecond().AddSeconds(1);
   }
   o.until = **until;
   o.since = *since ? **since : o.until.AddSeconds(-24 * 3600);
-  Result<audit::AdherenceReport> report = Status::Internal("no report");
-  if (ledgers.size() == 1 && ledgers.front().first.empty()) {
-    report = audit::ComputeAdherence(*ledgers.front().second, **tzdb, o);
-  } else {
-    std::vector<audit::SourceLedger> sources;
-    for (auto& [source, ledger] : ledgers) sources.push_back({source, ledger.get()});
-    report = audit::ComputeMergedAdherence(sources, **tzdb, o);
-  }
+  Result<audit::AdherenceReport> report =
+      read->merged ? audit::ComputeMergedAdherence(read->sources, **tzdb, o)
+                   : audit::ComputeAdherence(*read->ledgers.front(), **tzdb, o);
   if (!report.ok()) {
     std::fprintf(io.err, "cronledger report: %s\n", report.status().ToString().c_str());
     return report.status().code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;

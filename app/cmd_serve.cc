@@ -3,10 +3,7 @@
 #include <signal.h>
 
 #include <cstdio>
-#include <memory>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "app/command.h"
 #include "app/flags.h"
@@ -73,22 +70,10 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     return Usage(io, "--refresh: expected a Go duration such as 1s or 500ms");
   }
   // One ledger, or every source's copy in an audit store (the sources it holds at start).
-  std::vector<std::pair<std::string, std::unique_ptr<store::Ledger>>> ledgers;
-  const bool merged = audit_store::IsAuditStoreDir(o.api.data_dir);
-  if (merged) {
-    auto opened = audit_store::OpenAuditStoreSources(o.api.data_dir, *refresh);
-    if (!opened.ok()) {
-      std::fprintf(io.err, "cronledger serve: %s\n", opened.status().ToString().c_str());
-      return kExitFailure;
-    }
-    ledgers = std::move(*opened);
-  } else {
-    auto ledger = OpenLedgerForAudit(o.api.data_dir, *refresh);
-    if (!ledger.ok()) {
-      std::fprintf(io.err, "cronledger serve: %s\n", ledger.status().ToString().c_str());
-      return kExitFailure;
-    }
-    ledgers.emplace_back("", std::move(*ledger));
+  auto read = audit_store::OpenReadSources(o.api.data_dir, *refresh);
+  if (!read.ok()) {
+    std::fprintf(io.err, "cronledger serve: %s\n", read.status().ToString().c_str());
+    return kExitFailure;
   }
   // Block the stop signals before the server starts its threads, so only sigwait sees them.
   sigset_t stop;
@@ -96,10 +81,8 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
-  std::vector<audit::SourceLedger> sources;
-  for (auto& [source, ledger] : ledgers) sources.push_back({source, ledger.get()});
-  auto server = merged ? audit::Server::Start(std::move(sources), **tzdb, o)
-                       : audit::Server::Start(*ledgers.front().second, **tzdb, o);
+  auto server = read->merged ? audit::Server::Start(read->sources, **tzdb, o)
+                             : audit::Server::Start(*read->ledgers.front(), **tzdb, o);
   if (!server.ok()) {
     std::fprintf(io.err, "cronledger serve: %s\n", server.status().ToString().c_str());
     return server.status().code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;

@@ -38,8 +38,10 @@ Result<replay::StateQuery> Query(const Flags& flags) {
 int RunMerged(const std::string& dir, const replay::StateQuery& query, OutputFormat format,
               const CommandIo& io) {
   auto opened = audit_store::OpenAuditStoreSources(dir, kOneShotRefresh);
-  if (!opened.ok()) {
-    std::fprintf(io.err, "cronledger state: %s\n", opened.status().ToString().c_str());
+  auto key = audit::ParseCronJobKey(query.cron_job);
+  if (!opened.ok() || !key.ok()) {
+    std::fprintf(io.err, "cronledger state: %s\n",
+                 (opened.ok() ? key.status() : opened.status()).ToString().c_str());
     return kExitFailure;
   }
   struct Answer {
@@ -51,10 +53,7 @@ int RunMerged(const std::string& dir, const replay::StateQuery& query, OutputFor
   for (auto& [source, ledger] : *opened) {
     replay::LedgerSource history(*ledger);
     auto state = replay::StateAt(history, query);
-    auto key = audit::ParseCronJobKey(query.cron_job);
-    auto decided = key.ok()
-                       ? audit::LastDecisionAtOrBefore(*ledger, key->first, key->second, query.at)
-                       : Result<std::optional<Time>>(key.status());
+    auto decided = audit::LastDecisionAtOrBefore(*ledger, key->first, key->second, query.at);
     const Status s = !state.ok() ? state.status() : decided.status();
     if (!s.ok()) {
       std::fprintf(io.err, "cronledger state: source %s: %s\n", source.c_str(),

@@ -1,11 +1,11 @@
 // `cronledger why NS/NAME --scheduled T | --at T`: what happened to a fire time, and why, from
 // the replayed history (docs/replay.md "why").
-#include <chrono>
 #include <cstdio>
 #include <utility>
 #include <vector>
 
 #include "app/command.h"
+#include "app/support_audit.h"
 #include "app/support_audit_store.h"
 #include "app/support_replay.h"
 #include "audit/sources.h"
@@ -48,11 +48,9 @@ Result<replay::Why> ExplainOne(const Flags& flags, const replay::WhyQuery& query
 // An audit store (`cronledger audit-store`): the question asked of every source's ledger
 // (audit::ExplainAcrossSources).
 Result<replay::Why> ExplainAcrossSources(const std::string& dir, const replay::WhyQuery& query) {
-  CL_ASSIGN_OR_RETURN(auto ledgers,
-                      audit_store::OpenAuditStoreSources(dir, std::chrono::hours(24)));
-  std::vector<audit::SourceLedger> sources;
-  for (auto& [source, ledger] : ledgers) sources.push_back({source, ledger.get()});
-  return audit::ExplainAcrossSources(sources, query);
+  CL_ASSIGN_OR_RETURN(audit_store::ReadSources read,
+                      audit_store::OpenReadSources(dir, kOneShotRefresh));
+  return audit::ExplainAcrossSources(read.sources, query);
 }
 
 int Run(const std::vector<std::string>& args, const CommandIo& io) {

@@ -158,6 +158,23 @@ Result<std::vector<std::pair<std::string, std::unique_ptr<store::Ledger>>>> Open
   return out;
 }
 
+Result<ReadSources> OpenReadSources(const std::string& dir, Duration refresh) {
+  ReadSources out;
+  out.merged = IsAuditStoreDir(dir);
+  if (out.merged) {
+    CL_ASSIGN_OR_RETURN(auto opened, OpenAuditStoreSources(dir, refresh));
+    for (auto& [source, ledger] : opened) {
+      out.sources.push_back({source, ledger.get()});
+      out.ledgers.push_back(std::move(ledger));
+    }
+  } else {
+    CL_ASSIGN_OR_RETURN(auto ledger, OpenLedgerForAudit(dir, refresh));
+    out.sources.push_back({"", ledger.get()});
+    out.ledgers.push_back(std::move(ledger));
+  }
+  return out;
+}
+
 void AuditStoreMetrics::Record(const Result<RoundReport>& round, Time now) {
   std::lock_guard<std::mutex> l(mu_);
   ++rounds_;

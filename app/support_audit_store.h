@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "audit/query.h"
 #include "emit/kafka_config.h"
 #include "emit/kafka_producer.h"
 #include "emit/kafka_topic_reader.h"
@@ -106,6 +107,15 @@ Status CheckNotAnAuditStore(const std::string& dir);
 // while `audit-store` writes), by source. NotFound when it holds no source yet.
 Result<std::vector<std::pair<std::string, std::unique_ptr<store::Ledger>>>> OpenAuditStoreSources(
     const std::string& dir, Duration refresh);
+
+// What a read command reads at `dir`: every source's copy when it is an audit store (`merged`),
+// else its one ledger as an unnamed source; opened as OpenLedgerForAudit opens a ledger.
+struct ReadSources {
+  bool merged = false;
+  std::vector<std::unique_ptr<store::Ledger>> ledgers;
+  std::vector<audit::SourceLedger> sources;  // sources[i] reads ledgers[i]
+};
+Result<ReadSources> OpenReadSources(const std::string& dir, Duration refresh);
 
 // What `audit-store` serves on its metrics and health probe listeners: the rounds so far and each
 // source's copy after the last good one. Thread-safe: rounds are recorded on the command's thread

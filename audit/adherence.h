@@ -127,6 +127,8 @@ Result<AdherenceReport> ComputeMergedAdherence(const std::vector<SourceLedger>& 
 
 // The time of the last decision in the ledger; nullopt when there is none.
 Result<std::optional<Time>> LedgerHorizon(store::Ledger& ledger);
+// The latest of the sources' horizons: where "now" is for a store whose writers may have stopped.
+Result<std::optional<Time>> LatestHorizon(const std::vector<SourceLedger>& sources);
 
 // JSON shapes (docs/audit.md): one CronJob's row (slots and divergence records included when
 // present) and a slot.

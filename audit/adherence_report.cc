@@ -161,6 +161,15 @@ Result<std::optional<Time>> LedgerHorizon(store::Ledger& ledger) {
   return horizon;
 }
 
+Result<std::optional<Time>> LatestHorizon(const std::vector<SourceLedger>& sources) {
+  std::optional<Time> latest;
+  for (const SourceLedger& src : sources) {
+    CL_ASSIGN_OR_RETURN(std::optional<Time> h, LedgerHorizon(*src.ledger));
+    if (h && (!latest || *latest < *h)) latest = h;
+  }
+  return latest;
+}
+
 Result<AdherenceReport> ComputeAdherence(store::Ledger& ledger, const model::TimeZoneDb& tzdb,
                                          const AdherenceOptions& options) {
   if (!(options.since < options.until)) {

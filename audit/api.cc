@@ -56,9 +56,7 @@ std::string DecisionPageText(const DecisionPage& page) {
 std::string MergedDecisionPageText(const MergedDecisionPage& page) {
   model::Json j = {{"items", model::Json::array()}, {"metadata", {{"index", page.index}}}};
   for (size_t i = 0; i < page.items.size(); ++i) {
-    model::Json item = model::EncodeDecision(page.items[i]);
-    item["source"] = page.sources[i];
-    j["items"].push_back(std::move(item));
+    j["items"].push_back(EncodeSourcedDecision(page.items[i], page.sources[i]));
   }
   if (!page.continue_token.empty()) j["metadata"]["continue"] = page.continue_token;
   return model::DumpJson(j);

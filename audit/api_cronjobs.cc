@@ -63,22 +63,13 @@ model::Json CronJobRow(const ViewCronJob& v) {
   return {{"namespace", v.namespace_}, {"name", v.name}, {"uid", v.uid}, {"error", v.error}};
 }
 
-}  // namespace
-
-namespace {
-
-// A CronJob as the sources of a store hold it: each holder's view entry, by source index.
-struct Held {
-  std::vector<std::pair<size_t, ViewCronJob>> by;
-};
-
-// Of the sources whose views hold a CronJob, the one that decided it last (its owner now), else
-// the first: its view is current, the others' are as they were when the CronJob left them.
-Result<size_t> Owner(const ReadSet& rs, const std::vector<size_t>& holders, const std::string& ns,
+// Of the sources whose views hold a CronJob, the one that decided it last at or before `horizon`
+// (the sources' latest decision: its owner now), else the first: its view is current, the others'
+// are as they were when the CronJob left them.
+Result<size_t> Owner(const ReadSet& rs, const std::vector<size_t>& holders,
+                     const std::optional<Time>& horizon, const std::string& ns,
                      const std::string& name) {
-  if (holders.size() == 1) return holders.front();
-  CL_ASSIGN_OR_RETURN(std::optional<Time> horizon, Horizon(rs));
-  if (!horizon) return holders.front();
+  if (holders.size() == 1 || !horizon) return holders.front();
   std::vector<SourceLedger> held;
   for (size_t i : holders) held.push_back(rs.sources[i]);
   CL_ASSIGN_OR_RETURN(std::optional<CronJobOwner> owner, OwnerAt(held, ns, name, *horizon));
@@ -90,37 +81,43 @@ Result<size_t> Owner(const ReadSet& rs, const std::vector<size_t>& holders, cons
 Result<model::Json> CronJobList(const ReadSet& rs, const Params& p, size_t max_page) {
   CL_ASSIGN_OR_RETURN(size_t limit, p.GetLimit(100, max_page));
   const std::string ns = p.Get("namespace").value_or("");
-  std::map<std::string, Held> all;  // by SortKey
+  // Each CronJob by SortKey, with every source whose view holds it: (source index, its entry).
+  using Holders = std::vector<std::pair<size_t, ViewCronJob>>;
+  std::map<std::string, Holders> all;
   for (size_t i = 0; i < rs.sources.size(); ++i) {
     CL_ASSIGN_OR_RETURN(std::vector<ViewCronJob> some, ListViewCronJobs(*rs.sources[i].ledger));
     for (ViewCronJob& v : some) {
       if (!ns.empty() && v.namespace_ != ns) continue;
-      all[SortKey(v.namespace_, v.name)].by.emplace_back(i, std::move(v));
+      all[SortKey(v.namespace_, v.name)].emplace_back(i, std::move(v));
     }
   }
-  std::vector<std::pair<std::string, Held>> sorted(std::make_move_iterator(all.begin()),
-                                                   std::make_move_iterator(all.end()));
-  auto key = [](const std::pair<std::string, Held>& e) { return e.first; };
+  std::vector<std::pair<std::string, Holders>> sorted(std::make_move_iterator(all.begin()),
+                                                      std::make_move_iterator(all.end()));
+  auto key = [](const std::pair<std::string, Holders>& e) { return e.first; };
   std::string after;
   if (auto token = p.Get("continue")) {
     CL_ASSIGN_OR_RETURN(auto parsed, ParseCronJobKey(*token));
     after = SortKey(parsed.first, parsed.second);
   }
   auto [items, next] = PageBy(std::move(sorted), after, limit, key);
+  std::optional<Time> horizon;
+  if (rs.merged) {
+    CL_ASSIGN_OR_RETURN(horizon, LatestHorizon(rs.sources));
+  }
   model::Json j = {{"items", model::Json::array()}, {"metadata", model::Json::object()}};
   for (const auto& [k, held] : items) {
     std::vector<size_t> holders;
-    for (const auto& [i, v] : held.by) holders.push_back(i);
-    const ViewCronJob& first = held.by.front().second;
-    CL_ASSIGN_OR_RETURN(size_t owner, Owner(rs, holders, first.namespace_, first.name));
-    for (const auto& [i, v] : held.by) {
+    for (const auto& [i, v] : held) holders.push_back(i);
+    const ViewCronJob& first = held.front().second;
+    CL_ASSIGN_OR_RETURN(size_t owner, Owner(rs, holders, horizon, first.namespace_, first.name));
+    for (const auto& [i, v] : held) {
       if (i != owner) continue;
       j["items"].push_back(CronJobRow(v));
       if (rs.merged) j["items"].back()["source"] = rs.sources[i].source;
     }
   }
   if (!next.empty()) {
-    const ViewCronJob& last = items.back().second.by.front().second;
+    const ViewCronJob& last = items.back().second.front().second;
     j["metadata"]["continue"] = last.namespace_ + "/" + last.name;
   }
   return j;
@@ -141,7 +138,11 @@ Result<model::Json> CronJobDetail(const ReadSet& rs, const std::string& ns,
     }
   }
   if (holders.empty()) return Status::NotFound("no CronJob " + ns + "/" + name);
-  CL_ASSIGN_OR_RETURN(size_t owner, Owner(rs, holders, ns, name));
+  std::optional<Time> horizon;
+  if (holders.size() > 1) {
+    CL_ASSIGN_OR_RETURN(horizon, LatestHorizon(rs.sources));
+  }
+  CL_ASSIGN_OR_RETURN(size_t owner, Owner(rs, holders, horizon, ns, name));
   store::Ledger& ledger = *rs.sources[owner].ledger;
   const store::CronJobView& view = *views[owner];
   model::Json j = CronJobSummary(view.cron_job);

@@ -44,10 +44,6 @@ struct ReadSet {
   store::Ledger& ledger() const { return *sources.front().ledger; }
 };
 
-// The last decision of any source (nullopt while none has decided): where "now" is for a store
-// whose writers may have stopped.
-Result<std::optional<Time>> Horizon(const ReadSet& rs);
-
 // The report window: `since`/`until` parameters, defaulting to the 24 hours before the horizon
 // (rounded up to the second). InvalidArgument when there is nothing to default from.
 Result<std::pair<Time, Time>> Window(const ReadSet& rs, const Params& p);

@@ -81,20 +81,11 @@ Result<size_t> Params::GetLimit(size_t def, size_t max) const {
   return n;
 }
 
-Result<std::optional<Time>> Horizon(const ReadSet& rs) {
-  std::optional<Time> horizon;
-  for (const SourceLedger& src : rs.sources) {
-    CL_ASSIGN_OR_RETURN(std::optional<Time> h, LedgerHorizon(*src.ledger));
-    if (h && (!horizon || *horizon < *h)) horizon = h;
-  }
-  return horizon;
-}
-
 Result<std::pair<Time, Time>> Window(const ReadSet& rs, const Params& p) {
   CL_ASSIGN_OR_RETURN(std::optional<Time> since, p.GetTime("since"));
   CL_ASSIGN_OR_RETURN(std::optional<Time> until, p.GetTime("until"));
   if (!until) {
-    CL_ASSIGN_OR_RETURN(std::optional<Time> horizon, Horizon(rs));
+    CL_ASSIGN_OR_RETURN(std::optional<Time> horizon, LatestHorizon(rs.sources));
     if (!horizon) {
       return Status::InvalidArgument("until is required: the ledger has no decisions yet");
     }

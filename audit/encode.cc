@@ -30,6 +30,12 @@ model::Json DecisionRow(const model::Decision& d) {
   return j;
 }
 
+model::Json EncodeSourcedDecision(const model::Decision& d, const std::string& source) {
+  model::Json j = model::EncodeDecision(d);
+  j["source"] = source;
+  return j;
+}
+
 std::vector<std::string> DecisionRowColumns() {
   return {"seq", "time", "namespace", "name", "action", "scheduledTime", "reason", "job"};
 }

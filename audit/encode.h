@@ -16,6 +16,9 @@ namespace cronledger::audit {
 // job.
 model::Json DecisionRow(const model::Decision& d);
 std::vector<std::string> DecisionRowColumns();
+// One record of an audit store's merged listing (`audit -o json`, /v1/decisions on the store): the
+// decision's JSON (model::EncodeDecision) with the `source` that holds it.
+model::Json EncodeSourcedDecision(const model::Decision& d, const std::string& source);
 
 // An adherence row: namespace, name, uid, expected, created, skipped, pending, unaccounted,
 // unexpected, skippedByReason, succeeded, failed, running, outcomeUnknown, maxSkewSeconds,

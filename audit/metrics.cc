@@ -75,12 +75,10 @@ std::array<uint64_t, kSkewBuckets.size() + 1> LedgerMetrics::SkewBuckets() const
 Result<std::string> LedgerMetrics::Scrape(const std::vector<SourceLedger>& sources,
                                           bool by_source) {
   std::vector<store::LedgerMeta> metas;
-  std::optional<Time> horizon;
   uint64_t quarantined = 0;
+  CL_ASSIGN_OR_RETURN(std::optional<Time> horizon, LatestHorizon(sources));
   for (const SourceLedger& src : sources) {
     CL_ASSIGN_OR_RETURN(store::LedgerMeta meta, src.ledger->Meta());
-    CL_ASSIGN_OR_RETURN(std::optional<Time> h, LedgerHorizon(*src.ledger));
-    if (h && (!horizon || *horizon < *h)) horizon = h;
     quarantined += meta.quarantine_count;
     metas.push_back(meta);
   }
