@@ -1,5 +1,6 @@
 // `cronledger export [--since T] [--until T] [--cronjob NS/NAME] > incident.bundle`: the records
-// needed to replay a window without the store (replay/bundle.h, docs/replay.md "Bundles").
+// needed to replay a window without the store (replay/bundle.h, docs/replay.md "Bundles"). On an
+// audit store, a bundle set: each source's copy exported the same way.
 #include <cstdio>
 
 #include "app/command.h"
@@ -18,7 +19,40 @@ constexpr const char* kUsage =
     "> FILE\n"
     "       cronledger export --trail [--data-dir DIR] > FILE\n"
     "T: an RFC 3339 time, or a duration before now like kubectl's (--since 1h).\n"
-    "--trail: every record with its audit trail leaf, for `cronledger verify-trail`.\n";
+    "--trail: every record with its audit trail leaf, for `cronledger verify-trail`.\n"
+    "On an audit store (cronledger audit-store): a bundle set, one bundle per source.\n";
+
+// One history's bundle (a trail bundle with --trail).
+Result<std::string> ExportOne(History& history, const Flags& flags,
+                              const replay::ReplayScope& scope) {
+  CL_ASSIGN_OR_RETURN(store::LedgerMeta meta, history.ledger->Meta());
+  replay::BundleHeader header;
+  header.schema_version = meta.schema_version;
+  // The header's tzdata is "" when the release is unknown (replay/bundle.h).
+  const Result<std::string> tzdata = model::ReadTzdataVersion(ZoneinfoDir(flags));
+  header.tzdata = tzdata.ok() ? *tzdata : "";
+  if (flags.Has("trail")) {
+    return replay::trail::ExportTrailBundle(*history.ledger, header.schema_version, header.tzdata);
+  }
+  return replay::ExportBundle(*history.source, scope, header);
+}
+
+Result<std::string> Export(const Flags& flags, const replay::ReplayScope& scope) {
+  CL_ASSIGN_OR_RETURN(auto sources, OpenSourceHistories(flags));
+  if (!sources) {
+    CL_ASSIGN_OR_RETURN(History history, OpenHistory(flags));
+    return ExportOne(history, flags, scope);
+  }
+  std::vector<replay::BundleSection> sections;
+  for (SourceHistory& s : *sources) {
+    auto bundle = ExportOne(s.history, flags, scope);
+    if (!bundle.ok()) {
+      return Status::Corruption("source " + s.source + ": " + bundle.status().ToString());
+    }
+    sections.push_back({s.source, std::move(*bundle)});
+  }
+  return replay::WriteBundleSet(sections);
+}
 
 int Run(const std::vector<std::string>& args, const CommandIo& io) {
   Flags flags;
@@ -36,20 +70,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
                  scope.ok() ? "unexpected argument" : scope.status().message().c_str(), kUsage);
     return kExitUsage;
   }
-  auto history = OpenHistory(flags);
-  auto meta = history.ok() ? history->ledger->Meta() : Result<store::LedgerMeta>(history.status());
-  if (!meta.ok()) {
-    std::fprintf(io.err, "cronledger export: %s\n", meta.status().ToString().c_str());
-    return kExitFailure;
-  }
-  replay::BundleHeader header;
-  header.schema_version = meta->schema_version;
-  // The header's tzdata is "" when the release is unknown (replay/bundle.h).
-  const Result<std::string> tzdata = model::ReadTzdataVersion(ZoneinfoDir(flags));
-  header.tzdata = tzdata.ok() ? *tzdata : "";
-  auto bundle = flags.Has("trail") ? replay::trail::ExportTrailBundle(
-                                         *history->ledger, header.schema_version, header.tzdata)
-                                   : replay::ExportBundle(*history->source, *scope, header);
+  auto bundle = Export(flags, *scope);
   if (!bundle.ok()) {
     std::fprintf(io.err, "cronledger export: %s\n", bundle.status().ToString().c_str());
     return kExitFailure;

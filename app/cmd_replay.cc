@@ -9,7 +9,6 @@
 #include <optional>
 
 #include "app/command.h"
-#include "app/support_audit_store.h"
 #include "app/support_replay.h"
 #include "app/support_replay_kafka.h"
 #include "replay/diff.h"
@@ -33,7 +32,8 @@ constexpr const char* kUsage =
     "  --kafka-brokers: read the inputs from P.ledger and the decisions from P.decisions\n"
     "        (default P: cronledger) instead of the store\n"
     "  T: an RFC 3339 time, or a duration before now like kubectl's (--since 1h)\n"
-    "  On an audit store (cronledger audit-store), --verify checks every source's copy.\n";
+    "  On an audit store (cronledger audit-store) or a bundle set exported from one, --verify\n"
+    "  checks every source's history.\n";
 
 model::Json PassJson(const replay::PassSummary& p) {
   return {{"tickSeq", p.tick_seq},
@@ -130,21 +130,16 @@ int PrintWhatIf(const replay::ReplayResult& r, const replay::WhatIf& w, OutputFo
   return kExitOk;
 }
 
-// An audit store (`cronledger audit-store`): each source's copy is replayed and verified on its
-// own, since a replica's decisions are a function of its own inputs; the store matches when every
-// copy does.
-int VerifyAuditStore(const std::string& dir, const replay::ReplayOptions& base, OutputFormat format,
-                     const CommandIo& io) {
-  auto opened = audit_store::OpenAuditStoreSources(dir, Duration::max());
-  if (!opened.ok()) {
-    std::fprintf(io.err, "cronledger replay: %s\n", opened.status().ToString().c_str());
-    return kExitFailure;
-  }
+// An audit store (`cronledger audit-store`) or a bundle set exported from one: each source's
+// history is replayed and verified on its own, since a replica's decisions are a function of its
+// own inputs; the whole matches when every source does.
+int VerifySources(std::vector<SourceHistory>& sources, const replay::ReplayOptions& base,
+                  OutputFormat format, const CommandIo& io) {
   std::vector<model::Json> rows;
   bool all_match = true;
-  for (auto& [source, ledger] : *opened) {
-    replay::LedgerSource history(*ledger);
-    auto r = replay::Replay(history, base);
+  for (SourceHistory& h : sources) {
+    const std::string& source = h.source;
+    auto r = replay::Replay(*h.history.source, base);
     if (!r.ok()) {
       std::fprintf(io.err, "cronledger replay: source %s: %s\n", source.c_str(),
                    r.status().ToString().c_str());
@@ -252,12 +247,19 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
       bad = o.status();
     }
   }
-  const bool on_audit_store = bad.ok() && !kafka && !flags.Has("bundle") &&
-                              audit_store::IsAuditStoreDir(flags.GetOr("data-dir", "./data"));
-  if (on_audit_store && !flags.Has("verify")) {
+  std::optional<std::vector<SourceHistory>> sources;
+  if (bad.ok() && !kafka) {
+    auto opened = OpenSourceHistories(flags);
+    if (!opened.ok()) {
+      std::fprintf(io.err, "cronledger replay: %s\n", opened.status().ToString().c_str());
+      return kExitFailure;
+    }
+    sources = std::move(*opened);
+  }
+  if (bad.ok() && sources && !flags.Has("verify")) {
     bad = Status::InvalidArgument(
-        "on an audit store only --verify replays every source; to replay or run a what-if, "
-        "name one source's copy: --data-dir DIR/sources/<source>");
+        "on an audit store or a bundle set only --verify replays every source; to replay or run "
+        "a what-if, name one source's copy (--data-dir DIR/sources/<source>) or export one");
   }
   if (!bad.ok()) {
     std::fprintf(io.err, "cronledger replay: %s\n%s", bad.message().c_str(), kUsage);
@@ -281,12 +283,12 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     }
     kafka_source = std::move(read->source);
   }
-  if (on_audit_store) {
+  if (sources) {
     options.scope = *scope;
     options.zoneinfo_dir = ZoneinfoDir(flags);
     options.verify_only = true;
     options.decide_on_second_thread = true;
-    return VerifyAuditStore(flags.GetOr("data-dir", "./data"), options, *format, io);
+    return VerifySources(*sources, options, *format, io);
   }
   auto history = kafka_source ? Result<History>(History{}) : OpenHistory(flags);
   if (!history.ok()) {

@@ -1,14 +1,18 @@
 // `cronledger verify-trail (--data-dir DIR | --bundle FILE) --checkpoint FILE`: recomputes the
 // audit trail's chains of a store or a trail bundle and compares them with a saved checkpoint
-// (replay/trail.h). Exit 0 when intact, 1 naming the first altered, removed or inserted record.
+// (replay/trail.h). Exit 0 when intact, 1 naming the first altered, removed or inserted record. An
+// audit store, or a bundle set exported from one, is checked against a checkpoint of the audit
+// store: each source's copy against the chains that name it.
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 
 #include "app/command.h"
 #include "app/flags.h"
 #include "app/support_audit_store.h"
+#include "replay/bundle.h"
 #include "replay/trail.h"
 #include "store/ledger.h"
 
@@ -21,7 +25,9 @@ constexpr const char* kUsage =
     "Checks every record a checkpoint (`cronledger checkpoint -o json`) covers. Exit 0: intact;\n"
     "1: the first record that was altered, removed or inserted is named; records written after\n"
     "the checkpoint are counted as not covered. --bundle: a trail bundle (see `cronledger "
-    "export`).\n";
+    "export`).\n"
+    "On an audit store (cronledger audit-store) or a bundle set exported from it with --trail,\n"
+    "give a checkpoint of the audit store: each source's copy is checked against its chains.\n";
 
 Result<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -32,7 +38,8 @@ Result<std::string> ReadFile(const std::string& path) {
 }
 
 std::string Describe(const replay::trail::ChainVerdict& c) {
-  std::string out = c.source + " " + c.log + ": ";
+  std::string out = c.copy_of ? "source " + *c.copy_of + ": " : "";
+  out += c.source + " " + c.log + ": ";
   if (c.intact) {
     out += "intact, " + std::to_string(c.verified) + " records verified";
   } else if (c.problem) {
@@ -48,6 +55,49 @@ std::string Describe(const replay::trail::ChainVerdict& c) {
     out += "; " + std::to_string(c.not_covered) + " not covered (written after the checkpoint)";
   }
   return out;
+}
+
+// Every source's copy of an audit store, each read as of the check's start.
+Result<replay::trail::TrailVerdict> VerifyAuditStore(const std::string& dir,
+                                                     const replay::trail::Checkpoint& checkpoint) {
+  CL_ASSIGN_OR_RETURN(auto copies, audit_store::OpenAuditStoreSources(dir, Duration::max()));
+  std::map<std::string, store::Ledger*> by_source;
+  std::vector<std::string> present;
+  for (auto& [source, ledger] : copies) {
+    by_source[source] = ledger.get();
+    present.push_back(source);
+  }
+  return replay::trail::VerifySources(
+      checkpoint, present, [&](const std::string& source, const replay::trail::Checkpoint& own) {
+        return replay::trail::VerifyStore(*by_source.at(source), own);
+      });
+}
+
+// Every section of a bundle set. A set whose checksum or list of sources no longer matches was
+// changed: noted, and the sections' own checks locate the change.
+Result<replay::trail::TrailVerdict> VerifyBundleSet(std::string_view text,
+                                                    const replay::trail::Checkpoint& checkpoint) {
+  CL_ASSIGN_OR_RETURN(replay::LoadedBundleSet set, replay::ReadBundleSet(text));
+  std::map<std::string, std::string_view> by_source;
+  std::vector<std::string> present;
+  for (const replay::BundleSection& s : set.sections) {
+    by_source[s.source] = s.bundle;
+    present.push_back(s.source);
+  }
+  auto verdict = replay::trail::VerifySources(
+      checkpoint, present, [&](const std::string& source, const replay::trail::Checkpoint& own) {
+        return replay::trail::VerifyBundle(by_source.at(source), own);
+      });
+  if (verdict.ok() && !set.checksum_matches) {
+    verdict->notes.insert(verdict->notes.begin(),
+                          "the bundle set's checksum does not match its lines: it was changed "
+                          "after export");
+  }
+  if (verdict.ok() && present != set.declared_sources) {
+    verdict->notes.insert(verdict->notes.begin(),
+                          "the bundle set's sections are not the sources its first line names");
+  }
+  return verdict;
 }
 
 int Run(const std::vector<std::string>& args, const CommandIo& io) {
@@ -79,22 +129,24 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
       std::fprintf(io.err, "cronledger verify-trail: %s\n", bundle.status().message().c_str());
       return kExitUsage;
     }
-    verdict = replay::trail::VerifyBundle(*bundle, *checkpoint);
+    verdict = replay::IsBundleSet(*bundle) ? VerifyBundleSet(*bundle, *checkpoint)
+                                           : replay::trail::VerifyBundle(*bundle, *checkpoint);
+  } else if (audit_store::IsAuditStoreDir(*flags.Get("data-dir"))) {
+    verdict = VerifyAuditStore(*flags.Get("data-dir"), *checkpoint);
   } else {
     store::LedgerOptions lo;
     lo.path = *flags.Get("data-dir");
     lo.read_only = true;
     lo.read_only_refresh = Duration::max();  // one consistent state for the whole check
-    const Status not_merged = audit_store::CheckNotAnAuditStore(lo.path);
-    auto ledger = not_merged.ok() ? store::Ledger::Open(lo)
-                                  : Result<std::unique_ptr<store::Ledger>>(not_merged);
+    auto ledger = store::Ledger::Open(lo);
     verdict = ledger.ok() ? replay::trail::VerifyStore(**ledger, *checkpoint)
                           : Result<replay::trail::TrailVerdict>(ledger.status());
   }
   if (!verdict.ok()) {
-    // A bundle that does not parse was changed too: that is a finding, not a usage error.
+    // A checkpoint of the other kind (one ledger's, an audit store's) is a usage error; a bundle
+    // that does not parse was changed too: that is a finding.
     std::fprintf(io.err, "cronledger verify-trail: %s\n", verdict.status().ToString().c_str());
-    return kExitFailure;
+    return verdict.status().code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
   }
   if (output == "json") {
     std::fprintf(io.out, "%s\n", replay::trail::VerdictJson(*verdict).dump(2).c_str());

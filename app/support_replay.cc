@@ -11,30 +11,94 @@
 
 namespace cronledger::app::replay_cli {
 
-Result<History> OpenHistory(const Flags& flags) {
+namespace {
+
+// A store opened read-only (a RocksDB secondary instance): works while `cronledger run` or
+// `ingest` holds the store, and never writes to it. One catch-up, at open: the command reads the
+// ledger as of its start, so its input and decision scans (two threads in `replay --verify`) see
+// the same units and never wait for each other.
+Result<History> OpenStoreHistory(const std::string& dir) {
   History h;
-  if (auto bundle = flags.Get("bundle")) {
-    std::ifstream in(*bundle, std::ios::binary);
-    if (!in) return Status::NotFound("cannot read bundle " + *bundle);
-    std::stringstream text;
-    text << in.rdbuf();
-    CL_ASSIGN_OR_RETURN(replay::LoadedBundle loaded, replay::ReadBundle(text.str()));
-    h.source = std::move(loaded.source);
-    return h;
-  }
   store::LedgerOptions lo;
-  lo.path = flags.GetOr("data-dir", "./data");
-  CL_RETURN_IF_ERROR(audit_store::CheckNotAnAuditStore(lo.path));
+  lo.path = dir;
   lo.create_if_missing = false;
-  // Read-only (a RocksDB secondary instance): works while `cronledger run` or `ingest` holds the
-  // store, and never writes to it. One catch-up, at open: the command reads the ledger as of its
-  // start, so its input and decision scans (two threads in `replay --verify`) see the same units
-  // and never wait for each other.
   lo.read_only = true;
   lo.read_only_refresh = Duration::max();
   CL_ASSIGN_OR_RETURN(h.ledger, store::Ledger::Open(lo));
   h.source = std::make_unique<replay::LedgerSource>(*h.ledger);
   return h;
+}
+
+Result<History> BundleHistory(std::string_view text) {
+  History h;
+  CL_ASSIGN_OR_RETURN(replay::LoadedBundle loaded, replay::ReadBundle(text));
+  h.source = std::move(loaded.source);
+  return h;
+}
+
+}  // namespace
+
+Result<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+Result<History> OpenHistory(const Flags& flags) {
+  if (auto bundle = flags.Get("bundle")) {
+    CL_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(*bundle));
+    if (replay::IsBundleSet(text)) {
+      return Status::FailedPrecondition(
+          *bundle +
+          " is a bundle set (export of an audit store, one bundle per source); this command "
+          "reads one source's history: export it from the source's copy "
+          "(--data-dir D/sources/<source>)");
+    }
+    return BundleHistory(text);
+  }
+  const std::string dir = flags.GetOr("data-dir", "./data");
+  CL_RETURN_IF_ERROR(audit_store::CheckNotAnAuditStore(dir));
+  return OpenStoreHistory(dir);
+}
+
+Result<std::optional<std::vector<SourceHistory>>> OpenSourceHistories(const Flags& flags) {
+  std::vector<SourceHistory> out;
+  if (auto bundle = flags.Get("bundle")) {
+    CL_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(*bundle));
+    if (!replay::IsBundleSet(text)) return std::optional<std::vector<SourceHistory>>();
+    CL_ASSIGN_OR_RETURN(replay::LoadedBundleSet set, replay::ReadBundleSet(text));
+    if (!set.checksum_matches) {
+      return Status::Corruption("bundle set " + *bundle +
+                                ": the checksum does not match its lines (changed after export)");
+    }
+    std::vector<std::string> listed;
+    for (const replay::BundleSection& section : set.sections) listed.push_back(section.source);
+    if (listed != set.declared_sources) {
+      return Status::Corruption("bundle set " + *bundle +
+                                ": its sections are not the sources its first line names");
+    }
+    for (const replay::BundleSection& section : set.sections) {
+      auto h = BundleHistory(section.bundle);
+      if (!h.ok()) {
+        return Status::Corruption("bundle set " + *bundle + ": source " + section.source + ": " +
+                                  h.status().message());
+      }
+      out.push_back({section.source, std::move(*h)});
+    }
+    return std::optional<std::vector<SourceHistory>>(std::move(out));
+  }
+  const std::string dir = flags.GetOr("data-dir", "./data");
+  if (!audit_store::IsAuditStoreDir(dir)) return std::optional<std::vector<SourceHistory>>();
+  CL_ASSIGN_OR_RETURN(auto copies, audit_store::OpenAuditStoreSources(dir, Duration::max()));
+  for (auto& [source, ledger] : copies) {
+    History h;
+    h.ledger = std::move(ledger);
+    h.source = std::make_unique<replay::LedgerSource>(*h.ledger);
+    out.push_back({source, std::move(h)});
+  }
+  return std::optional<std::vector<SourceHistory>>(std::move(out));
 }
 
 Status CheckCronJobRef(const std::string& ref) {

@@ -27,7 +27,22 @@ struct History {
 
 // Opens --bundle F when given, else the store at --data-dir (default ./data) read-only: never
 // created or written, and usable while a writer (`cronledger run`, `ingest`) holds it.
+// FailedPrecondition for an audit store or a bundle set (several sources: OpenSourceHistories).
 Result<History> OpenHistory(const Flags& flags);
+
+// One source's history of an audit store or a bundle set.
+struct SourceHistory {
+  std::string source;
+  History history;
+};
+// The sources' histories when --bundle F is a bundle set (each section) or --data-dir DIR is an
+// audit store (each source's copy, read-only as OpenHistory opens a store), in source order;
+// nullopt when the flags name one ledger or one bundle. Corruption for a set whose checksum or
+// sections do not match.
+Result<std::optional<std::vector<SourceHistory>>> OpenSourceHistories(const Flags& flags);
+
+// The bytes of a file. NotFound naming it.
+Result<std::string> ReadWholeFile(const std::string& path);
 
 // --since/--until (app/flags.h TimeFlag: RFC 3339 or a duration before now) and --cronjob
 // NS/NAME into a scope. InvalidArgument naming the flag.

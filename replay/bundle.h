@@ -23,6 +23,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "model/result.h"
 #include "replay/engine.h"
@@ -54,6 +55,40 @@ struct LoadedBundle {
   std::unique_ptr<MemorySource> source;
 };
 Result<LoadedBundle> ReadBundle(std::string_view text);
+
+// A bundle set (`cronledger export` on an audit store): one bundle per source, each exactly as
+// `export` writes it for that source's copy, in source order.
+//
+//   line 1    {"bundleSet":"cronledger","version":1,"sources":["replica-1","replica-2"]}
+//   section   {"section":"replica-1"}   then that source's bundle, every line of it
+//   last      {"setEnd":true,"sources":N,"sha256":HEX}
+//
+// `sha256` covers every byte before the last line. Each section keeps its own bundle's checksum,
+// so a change inside a section is located by the section's own checks (ReadBundle, and the trail
+// verification of a trail bundle); the set's checksum only says that something changed.
+inline constexpr int kBundleSetVersion = 1;
+
+struct BundleSection {
+  std::string source;
+  std::string bundle;  // the section's bundle, as ReadBundle reads it
+};
+
+std::string WriteBundleSet(const std::vector<BundleSection>& sections);
+// Whether `text` starts like a bundle set (its first line names it), whole or not.
+bool IsBundleSet(std::string_view text);
+
+struct LoadedBundleSet {
+  std::vector<BundleSection> sections;
+  // False when the last line's checksum does not match the bytes before it (the sections are
+  // still returned, for the checks that locate the change).
+  bool checksum_matches = false;
+  // The sources line 1 names, in its order (a section that was removed or added shows as a
+  // difference from `sections`).
+  std::vector<std::string> declared_sources;
+};
+// Splits a bundle set into its sections. Corruption naming the line when it is not one (no set
+// header, a line outside any section, no last line, a section named twice); never throws.
+Result<LoadedBundleSet> ReadBundleSet(std::string_view text);
 
 std::string Base64Encode(std::string_view bytes);
 Result<std::string> Base64Decode(std::string_view text);

@@ -133,10 +133,12 @@ Status ScanDecisionEntries(store::Ledger& ledger, uint64_t from, const AddFn& ad
 model::Json ChainJson(const ChainHead& c) {
   model::Json marks = model::Json::array();
   for (const st::TrailMark& m : c.marks) marks.push_back({{"seq", m.seq}, {"head", Hex(m.head)}});
-  return {{"source", c.source},        {"log", c.log},
-          {"firstSeq", c.first_seq},   {"lastSeq", c.last_seq},
-          {"records", c.records},      {"head", Hex(c.head)},
-          {"markEvery", c.mark_every}, {"marks", std::move(marks)}};
+  model::Json j = {{"source", c.source},        {"log", c.log},
+                   {"firstSeq", c.first_seq},   {"lastSeq", c.last_seq},
+                   {"records", c.records},      {"head", Hex(c.head)},
+                   {"markEvery", c.mark_every}, {"marks", std::move(marks)}};
+  if (c.copy_of) j["copyOf"] = *c.copy_of;
+  return j;
 }
 
 Result<Hash> HashField(const model::Json& j, const char* name) {
@@ -159,6 +161,10 @@ Result<ChainHead> ParseChain(const model::Json& j) {
     return Status::InvalidArgument("want an object with \"source\" and \"log\"");
   }
   ChainHead c;
+  if (j.contains("copyOf")) {
+    if (!j["copyOf"].is_string()) return Status::InvalidArgument("want \"copyOf\" as a source id");
+    c.copy_of = j["copyOf"].get<std::string>();
+  }
   c.source = j["source"].get<std::string>();
   c.log = j["log"].get<std::string>();
   if (c.log != st::kInputsLog && c.log != st::kDecisionsLog) {

@@ -19,6 +19,7 @@
 // record that differs.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,6 +49,9 @@ Result<Hash> ParseHex(std::string_view hex);
 
 // One chain's head as a checkpoint records it.
 struct ChainHead {
+  // On a checkpoint of an audit store: the source whose copy this chain covers (the chain itself
+  // is the copy's, so `source` is the copy's as well). Unset on a checkpoint of one ledger.
+  std::optional<std::string> copy_of;
   std::string source;
   std::string log;  // "inputs" | "decisions"
   uint64_t first_seq = 0;
@@ -97,6 +101,7 @@ struct TrailProblem {
 };
 
 struct ChainVerdict {
+  std::optional<std::string> copy_of;  // as in the checkpoint's chain
   std::string source;
   std::string log;
   bool intact = false;
@@ -116,6 +121,17 @@ struct TrailVerdict {
 Result<TrailVerdict> VerifyStore(store::Ledger& ledger, const Checkpoint& checkpoint);
 // The same for a trail bundle (`cronledger export --trail`). Corruption when it is not one.
 Result<TrailVerdict> VerifyBundle(std::string_view bundle, const Checkpoint& checkpoint);
+
+// An audit store's copies, or a bundle set's sections, against a checkpoint of an audit store:
+// each copy is checked with the checkpoint's chains whose copy_of names it, by `verify`
+// (VerifyStore on the copy, VerifyBundle on the section). A source the checkpoint names that
+// `present` lacks is a chain verdict "removed" (the whole copy is gone); a present source the
+// checkpoint does not name is a note (its first records came after the checkpoint). InvalidArgument
+// for a checkpoint of one ledger (no copy_of).
+Result<TrailVerdict> VerifySources(
+    const Checkpoint& checkpoint, const std::vector<std::string>& present,
+    const std::function<Result<TrailVerdict>(const std::string& source, const Checkpoint&)>&
+        verify);
 
 model::Json VerdictJson(const TrailVerdict& v);
 

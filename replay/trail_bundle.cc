@@ -195,6 +195,7 @@ Status AddLine(const model::Json& j, BundleChains* chains) {
 }
 
 Result<TrailVerdict> VerifyBundleLines(std::string_view text, const Checkpoint& checkpoint) {
+  CL_RETURN_IF_ERROR(RejectMergedCheckpoint(checkpoint));
   TrailVerdict out;
   BundleChains chains;
   std::string source;

@@ -146,6 +146,7 @@ model::Json VerdictJson(const TrailVerdict& v) {
                      {"removedByRetention", c.removed_by_retention},
                      {"notCovered", c.not_covered},
                      {"problem", nullptr}};
+    if (c.copy_of) j["copyOf"] = *c.copy_of;
     if (c.problem) {
       j["problem"] = {{"kind", ProblemKindName(c.problem->kind)},
                       {"seq", c.problem->seq},

@@ -14,6 +14,10 @@
 
 namespace cronledger::replay::trail {
 
+// InvalidArgument when the checkpoint is an audit store's (a chain names copy_of): it is checked
+// with VerifySources, not against one ledger.
+Status RejectMergedCheckpoint(const Checkpoint& checkpoint);
+
 // One position of a log: its record (as the recomputed leaf) and/or the trail's entry for it.
 struct TrailItem {
   uint64_t seq = 0;

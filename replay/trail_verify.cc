@@ -156,6 +156,7 @@ std::string RecordName(std::string_view log, uint64_t seq, std::string_view reco
 }
 
 Result<TrailVerdict> VerifyStore(store::Ledger& ledger, const Checkpoint& checkpoint) {
+  CL_RETURN_IF_ERROR(RejectMergedCheckpoint(checkpoint));
   TrailVerdict out;
   for (const ChainHead& c : checkpoint.chains) {
     if (c.source != st::kLocalSource) {

@@ -360,26 +360,20 @@ TEST_F(AuditCli, DivergencesOfAnAuditStoreNameTheirSource) {
   EXPECT_NE(csv.out.find(",source\n"), std::string::npos) << csv.out;
   EXPECT_NE(csv.out.find(",replica-b\n"), std::string::npos) << csv.out;
 
-  // A command that reads one ledger names the copies to pick from.
-  const CliResult exported = Cli("export --data-dir " + store, true);
-  EXPECT_EQ(exported.exit_code, 1);
-  EXPECT_NE(exported.out.find("is an audit store (cronledger audit-store)"), std::string::npos)
-      << exported.out;
-  EXPECT_NE(exported.out.find(store + "/sources/replica-a, " + store + "/sources/replica-b"),
-            std::string::npos)
-      << exported.out;
-  const std::string checkpoint = dir_.Sub("checkpoint.json");
-  const std::string token = dir_.Sub("token");
-  std::ofstream(checkpoint)
-      << Cli("checkpoint -o json --data-dir " + store + "/sources/replica-a").out;
-  std::ofstream(token) << "secret\n";
-  for (const std::string& cmd :
-       {std::string("checkpoint"), "verify-trail --checkpoint " + checkpoint}) {
-    const CliResult refused = Cli(cmd + " --data-dir " + store, true);
-    EXPECT_NE(refused.exit_code, 0) << cmd;
-    EXPECT_NE(refused.out.find("is an audit store (cronledger audit-store)"), std::string::npos)
-        << cmd << ": " << refused.out;
-  }
+  // `export` writes one bundle per source (a bundle set), `checkpoint` every copy's heads; a
+  // plain replay, which prints one stream, is refused naming how to pick a source.
+  const CliResult exported = Cli("export --data-dir " + store);
+  ASSERT_EQ(exported.exit_code, 0);
+  EXPECT_EQ(exported.out.rfind("{\"bundleSet\":\"cronledger\"", 0), 0u);
+  EXPECT_NE(exported.out.find("\n{\"section\":\"replica-a\"}\n"), std::string::npos);
+  EXPECT_NE(exported.out.find("\n{\"section\":\"replica-b\"}\n"), std::string::npos);
+  const model::Json heads = Json(Cli("checkpoint -o json --data-dir " + store));
+  ASSERT_EQ(heads["items"].size(), 4u);
+  EXPECT_EQ(heads["items"][0]["copyOf"], "replica-a");
+  EXPECT_EQ(heads["items"][2]["copyOf"], "replica-b");
+  const CliResult refused = Cli("replay --data-dir " + store, true);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.out.find("--data-dir DIR/sources/<source>"), std::string::npos) << refused.out;
 }
 
 // `serve` on an audit store answers every route over all its sources, as the commands do on it:
