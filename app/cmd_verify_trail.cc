@@ -26,7 +26,7 @@ constexpr const char* kUsage =
     "1: the first record that was altered, removed or inserted is named; records written after\n"
     "the checkpoint are counted as not covered. --bundle: a trail bundle (see `cronledger "
     "export`).\n"
-    "On an audit store (cronledger audit-store) or a bundle set exported from it with --trail,\n"
+    "On an audit store (cronledger audit-store) or a trail bundle set exported from it,\n"
     "give a checkpoint of the audit store: each source's copy is checked against its chains.\n";
 
 Result<std::string> ReadFile(const std::string& path) {
