@@ -1,9 +1,11 @@
 // The audit trail's chain and its incremental update (replay/trail.h).
 #include "replay/trail.h"
 
+#include <bit>
 #include <cstring>
 
 #include "model/sha256.h"
+#include "replay/merkle.h"
 
 namespace cronledger::replay::trail {
 namespace {
@@ -41,6 +43,66 @@ std::string LeafHeader(std::string_view kind, uint64_t seq) {
 using AddFn = std::function<Status(uint64_t, const st::TrailEntry&)>;
 using ScanFn = std::function<Status(uint64_t, const AddFn&)>;
 
+// The Merkle tree's key of a chain, beside its state: "trail/SOURCE\0LOG\0t". Its value: a
+// format byte (1), be64(leaf count), then the roots of the tree's perfect subtrees, largest first
+// (one per set bit of the count). Written in the same batch as the chain's state.
+std::string TreeKey(const std::string& source, std::string_view log) {
+  return st::ChainPrefix(source, log) + "t";
+}
+
+std::string EncodeTree(const merkle::CompactRange& tree) {
+  std::string out(1, '\x01');
+  PutBe64(&out, tree.size());
+  for (const Hash& h : tree.roots()) out.append(View(h));
+  return out;
+}
+
+Result<merkle::CompactRange> DecodeTree(std::string_view bytes) {
+  uint64_t size = 0;
+  for (size_t i = 1; i < 9 && i < bytes.size(); ++i)
+    size = (size << 8) | static_cast<uint8_t>(bytes[i]);
+  const size_t roots = static_cast<size_t>(std::popcount(size));
+  if (bytes.size() != 9 + roots * 32 || bytes[0] != '\x01') {
+    return Status::Corruption("audit trail: malformed tree value");
+  }
+  std::vector<Hash> hashes(roots);
+  for (size_t i = 0; i < roots; ++i) std::memcpy(hashes[i].data(), bytes.data() + 9 + i * 32, 32);
+  return merkle::CompactRange(size, std::move(hashes));
+}
+
+// The Merkle tree of a chain's leaves so far: kept beside the state, or, for a trail kept before
+// the tree was (no tree key), rebuilt once from the kept entries (the next write stores it).
+Result<merkle::CompactRange> TreeOf(store::Ledger& ledger, const std::string& source,
+                                    std::string_view log, const st::TrailState& state,
+                                    bool* rebuilt) {
+  *rebuilt = false;
+  auto stored = ledger.GetTrail(TreeKey(source, log));
+  if (stored.ok()) {
+    CL_ASSIGN_OR_RETURN(merkle::CompactRange tree, DecodeTree(*stored));
+    if (tree.size() == state.records) return tree;
+  } else if (!stored.status().IsNotFound()) {
+    return stored.status();
+  }
+  merkle::CompactRange tree;
+  if (state.records == 0) return tree;
+  Status status;
+  CL_RETURN_IF_ERROR(ledger.ScanTrail(st::EntryPrefix(source, log), "",
+                                      [&](std::string_view, std::string_view value) {
+                                        auto e = st::DecodeEntry(value);
+                                        if (!e.ok()) status = e.status();
+                                        if (e.ok()) tree.Append(e->leaf);
+                                        return e.ok() && tree.size() < state.records;
+                                      }));
+  CL_RETURN_IF_ERROR(status);
+  if (tree.size() != state.records) {
+    return Status::Corruption("audit trail: " + std::string(log) + " keeps " +
+                              std::to_string(tree.size()) + " entries for " +
+                              std::to_string(state.records) + " records");
+  }
+  *rebuilt = true;
+  return tree;
+}
+
 Result<ChainHead> UpdateChain(store::Ledger& ledger, std::string_view log,
                               const UpdateOptions& options, const ScanFn& scan) {
   const std::string source(st::kLocalSource);
@@ -68,16 +130,20 @@ Result<ChainHead> UpdateChain(store::Ledger& ledger, std::string_view log,
                               std::to_string(out.marks.size()) + " marks for " +
                               std::to_string(state.records) + " records");
   }
+  bool rebuilt = false;
+  CL_ASSIGN_OR_RETURN(merkle::CompactRange tree, TreeOf(ledger, source, log, state, &rebuilt));
   std::vector<std::pair<std::string, std::string>> puts;
   auto flush = [&]() -> Status {
     if (puts.empty() || !options.persist) return Status::Ok();
     puts.emplace_back(st::StateKey(source, log), st::EncodeState(state));
+    puts.emplace_back(TreeKey(source, log), EncodeTree(tree));
     Status s = ledger.WriteTrail(puts);
     puts.clear();
     return s;
   };
   CL_RETURN_IF_ERROR(scan(state.last_seq + 1, [&](uint64_t seq, const st::TrailEntry& e) {
     state.head = Chain(state.head, e.leaf);
+    tree.Append(e.leaf);
     ++state.records;
     if (state.first_seq == 0) state.first_seq = seq;
     state.last_seq = seq;
@@ -91,10 +157,15 @@ Result<ChainHead> UpdateChain(store::Ledger& ledger, std::string_view log,
     return puts.size() >= kUpdateBatch ? flush() : Status::Ok();
   }));
   CL_RETURN_IF_ERROR(flush());
+  if (rebuilt && options.persist && state.records == tree.size()) {
+    // A rebuilt tree is kept even when no record was new, so the rebuild happens once.
+    CL_RETURN_IF_ERROR(ledger.WriteTrail({{TreeKey(source, log), EncodeTree(tree)}}));
+  }
   out.first_seq = state.first_seq;
   out.last_seq = state.last_seq;
   out.records = state.records;
   out.head = state.head;
+  out.tree_head = tree.Root();
   out.mark_every = state.mark_every;
   return out;
 }
@@ -137,6 +208,7 @@ model::Json ChainJson(const ChainHead& c) {
                    {"firstSeq", c.first_seq},   {"lastSeq", c.last_seq},
                    {"records", c.records},      {"head", Hex(c.head)},
                    {"markEvery", c.mark_every}, {"marks", std::move(marks)}};
+  if (c.tree_head) j["treeHead"] = Hex(*c.tree_head);
   if (c.copy_of) j["copyOf"] = *c.copy_of;
   return j;
 }
@@ -174,6 +246,9 @@ Result<ChainHead> ParseChain(const model::Json& j) {
   CL_ASSIGN_OR_RETURN(c.last_seq, U64Field(j, "lastSeq"));
   CL_ASSIGN_OR_RETURN(c.records, U64Field(j, "records"));
   CL_ASSIGN_OR_RETURN(c.head, HashField(j, "head"));
+  if (j.contains("treeHead")) {
+    CL_ASSIGN_OR_RETURN(c.tree_head, HashField(j, "treeHead"));
+  }
   CL_ASSIGN_OR_RETURN(c.mark_every, U64Field(j, "markEvery"));
   if (c.mark_every == 0) return Status::InvalidArgument("\"markEvery\" must be positive");
   const model::Json marks = model::MemberOr(j, "marks", model::Json::array());

@@ -58,6 +58,9 @@ struct ChainHead {
   uint64_t last_seq = 0;
   uint64_t records = 0;  // leaves chained (records removed by retention included)
   Hash head{};
+  // The Merkle tree head over the same leaves (replay/merkle.h), for inclusion proofs. Unset in a
+  // checkpoint written before the trail kept its tree.
+  std::optional<Hash> tree_head;
   uint64_t mark_every = 0;
   std::vector<store::trail::TrailMark> marks;  // marks[k] is the head after leaf (k+1)*mark_every
 };
@@ -134,6 +137,43 @@ Result<TrailVerdict> VerifySources(
         verify);
 
 model::Json VerdictJson(const TrailVerdict& v);
+
+// --- inclusion proofs (replay/merkle.h) ---
+
+inline constexpr std::string_view kProofFormat = "cronledger-inclusion-v1";
+
+// That one decision is in the trail a checkpoint names (`cronledger prove`), checkable with the
+// checkpoint alone (`cronledger verify-proof`): the decision's record bytes, its leaf's position
+// in the chain's Merkle tree, and the audit path to the checkpoint's tree head.
+struct InclusionProof {
+  std::optional<std::string> copy_of;  // the chain's, as in the checkpoint
+  std::string source;
+  std::string log;  // "decisions"
+  uint64_t seq = 0;
+  uint64_t leaf_index = 0;
+  uint64_t tree_size = 0;
+  Hash tree_head{};
+  std::string record;  // the decision record exactly as the ledger stores it
+  std::vector<Hash> path;
+};
+
+// The proof that decision `seq` of `ledger` is in `chain` (a checkpoint's chain of the ledger's
+// decisions, with its tree head). NotFound when the chain does not cover that seq;
+// FailedPrecondition when the checkpoint has no tree head, the record was removed by retention,
+// or the store's trail no longer gives the checkpoint's tree head; Corruption when the record's
+// bytes differ from those the trail chained. Reads the chain's entries twice (O(records)).
+Result<InclusionProof> ProveDecision(store::Ledger& ledger, const ChainHead& chain, uint64_t seq);
+
+// The proof as `prove` prints it: {"format", "copyOf"?, "source", "log", "seq", "leafIndex",
+// "treeSize", "treeHead", "record" (base64), "decision" (the record decoded, for people),
+// "auditPath": [hex, ...]}.
+model::Json ProofJson(const InclusionProof& p);
+// InvalidArgument naming what is wrong; never throws. A "decision" that is not the record's
+// decoding is an error too: the readable part must not say something the bytes do not.
+Result<InclusionProof> ParseProof(std::string_view text);
+// Ok when the proof's record is in the tree of the checkpoint's matching chain (same copyOf,
+// source and log, same size); FailedPrecondition naming why not.
+Status VerifyProof(const InclusionProof& proof, const Checkpoint& checkpoint);
 
 // A trail bundle (`cronledger export --trail`): a bundle (replay/bundle.h, version 1) of every
 // record of the store, each input and decision line with its trail leaf ("leaf", hex; absent for

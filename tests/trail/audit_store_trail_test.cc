@@ -325,5 +325,80 @@ TEST_F(AuditStoreTrailTest, ExportedBundleSetReplaysAndVerifiesEverySource) {
   EXPECT_NE(refused.out.find("checksum does not match"), std::string::npos) << refused.out;
 }
 
+// One decision proved to be in a source's copy with log2(n) hashes; the proof checks against the
+// checkpoint alone, and fails for an edited record, an edited readable part, or another checkpoint.
+TEST_F(AuditStoreTrailTest, AProofOfOneDecisionChecksAgainstTheCheckpointAlone) {
+  const std::string proof = dir_.Sub("proof.json");
+  const CliResult made = Cli("prove --decision 12 --source replica-b --data-dir " + store_ +
+                                 " --checkpoint " + checkpoint_ + " > " + proof,
+                             /*merge_stderr=*/true);
+  ASSERT_EQ(made.exit_code, 0) << made.out;
+  const model::Json p = *model::ParseJson(ReadFile(proof));
+  EXPECT_EQ(p["copyOf"], "replica-b");
+  EXPECT_EQ(p["seq"], 12);
+  EXPECT_EQ(p["decision"]["seq"], 12);
+  const uint64_t size = p["treeSize"].get<uint64_t>();
+  size_t depth = 0;
+  while ((uint64_t{1} << depth) < size) ++depth;
+  EXPECT_LE(p["auditPath"].size(), depth);
+  EXPECT_GE(p["auditPath"].size(), depth - 1);
+
+  const CliResult ok = Cli("verify-proof --proof " + proof + " --checkpoint " + checkpoint_);
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  EXPECT_EQ(ok.out.rfind("included: decision 12 (", 0), 0u) << ok.out;
+  EXPECT_NE(ok.out.find(" of source replica-b is leaf 11 of "), std::string::npos) << ok.out;
+
+  // The record's bytes edited (and its readable part to match): the path leads elsewhere.
+  model::Json edited = p;
+  const CliResult other = Cli("prove --decision 13 --source replica-b --data-dir " + store_ +
+                              " --checkpoint " + checkpoint_);
+  ASSERT_EQ(other.exit_code, 0);
+  const model::Json p13 = *model::ParseJson(other.out);
+  edited["record"] = p13["record"];
+  edited["decision"] = p13["decision"];
+  edited["seq"] = 12;
+  edited["decision"]["seq"] = 12;
+  const std::string forged = dir_.Sub("forged.json");
+  WriteFile(forged, edited.dump());
+  const CliResult bad = Cli("verify-proof --proof " + forged + " --checkpoint " + checkpoint_);
+  EXPECT_NE(bad.exit_code, 0) << bad.out;
+  // Only the readable part edited: refused as a proof that says what its bytes do not.
+  model::Json lying = p;
+  lying["decision"]["action"] = "skipped";
+  WriteFile(forged, lying.dump());
+  const CliResult lies =
+      Cli("verify-proof --proof " + forged + " --checkpoint " + checkpoint_, true);
+  EXPECT_EQ(lies.exit_code, 2);
+  EXPECT_NE(lies.out.find("not what its record says"), std::string::npos) << lies.out;
+  // Another source's chain in the same checkpoint does not hold it.
+  model::Json moved = p;
+  moved["copyOf"] = "replica-a";
+  WriteFile(forged, moved.dump());
+  EXPECT_EQ(Cli("verify-proof --proof " + forged + " --checkpoint " + checkpoint_).exit_code, 1);
+
+  // A replica's own checkpoint proves against its copy as against any single ledger.
+  const std::string own = dir_.Sub("own.json");
+  const std::string copy = store_ + "/sources/replica-a";
+  ASSERT_EQ(Cli("checkpoint --data-dir " + copy + " -o json > " + own).exit_code, 0);
+  const std::string own_proof = dir_.Sub("own-proof.json");
+  ASSERT_EQ(
+      Cli("prove --decision 5 --data-dir " + copy + " --checkpoint " + own + " > " + own_proof)
+          .exit_code,
+      0);
+  EXPECT_FALSE(model::ParseJson(ReadFile(own_proof))->contains("copyOf"));
+  EXPECT_EQ(Cli("verify-proof --proof " + own_proof + " --checkpoint " + own).exit_code, 0);
+  // ... and not against the audit store's checkpoint, whose chains are labelled copyOf.
+  EXPECT_EQ(Cli("verify-proof --proof " + own_proof + " --checkpoint " + checkpoint_).exit_code, 1);
+
+  // Usage: --source on an audit store is required, and a seq the checkpoint does not cover fails.
+  EXPECT_EQ(
+      Cli("prove --decision 12 --data-dir " + store_ + " --checkpoint " + checkpoint_).exit_code,
+      2);
+  EXPECT_EQ(Cli("prove --decision 999999 --source replica-b --data-dir " + store_ +
+                " --checkpoint " + checkpoint_)
+                .exit_code,
+            1);
+}
+
 }  // namespace
 }  // namespace cronledger::replay

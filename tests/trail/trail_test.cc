@@ -13,6 +13,7 @@
 
 #include "model/sha256.h"
 #include "replay/bundle.h"
+#include "replay/merkle.h"
 #include "store/keys.h"
 #include "store/trail_store.h"
 #include "tests/replay/sim_world.h"
@@ -49,6 +50,9 @@ class RawStore {
   void Put(const std::string& cf, uint64_t seq, const std::string& v) {
     CL_CHECK(db_->Put(rocksdb::WriteOptions(), by_name_.at(cf), store::keys::Be64(seq), v).ok());
   }
+  void DeleteKey(const std::string& cf, const std::string& key) {
+    CL_CHECK(db_->Delete(rocksdb::WriteOptions(), by_name_.at(cf), key).ok());
+  }
   void Delete(const std::string& cf, uint64_t seq) {
     CL_CHECK(db_->Delete(rocksdb::WriteOptions(), by_name_.at(cf), store::keys::Be64(seq)).ok());
   }
@@ -67,6 +71,19 @@ std::unique_ptr<store::Ledger> OpenStore(const std::string& path) {
   auto l = store::Ledger::Open(lo);
   CL_CHECK(l.ok());
   return std::move(*l);
+}
+
+// The Merkle tree head of every decision's leaf, computed from the records (replay/merkle.h).
+std::optional<Hash> DecisionTreeHead(store::Ledger& ledger) {
+  merkle::CompactRange tree;
+  CL_CHECK(ledger
+               .ScanDecisionBytes(1,
+                                  [&](uint64_t seq, std::string_view bytes) {
+                                    tree.Append(DecisionLeaf(seq, bytes));
+                                    return true;
+                                  })
+               .ok());
+  return tree.Root();
 }
 
 class TrailTest : public ::testing::Test {
@@ -149,7 +166,43 @@ TEST_F(TrailTest, CheckpointIsIncrementalAndEqualsAFreshChain) {
     EXPECT_EQ(Hex(fresh->chains[i].head), Hex(checkpoint_.chains[i].head));
     EXPECT_EQ(fresh->chains[i].records, checkpoint_.chains[i].records);
     EXPECT_EQ(fresh->chains[i].marks, checkpoint_.chains[i].marks);
+    ASSERT_TRUE(fresh->chains[i].tree_head.has_value());
+    EXPECT_EQ(fresh->chains[i].tree_head, checkpoint_.chains[i].tree_head);
   }
+  // The tree grown across two updates is the tree of every decision's leaf, computed apart.
+  EXPECT_EQ(later->chains[1].tree_head, DecisionTreeHead(world_->ledger()));
+}
+
+// A trail kept before it kept its Merkle tree has no tree key: the next update rebuilds the tree
+// from the kept entries, stores it, and its head is the tree of every leaf.
+TEST_F(TrailTest, ATrailWithoutItsTreeIsRebuiltFromTheEntries) {
+  const std::optional<Hash> want = checkpoint_.chains[1].tree_head;
+  ASSERT_TRUE(want.has_value());
+  world_->CloseLedger();
+  const std::string data = world_->data_dir();
+  {
+    RawStore raw(data);
+    for (const std::string log : {"inputs", "decisions"}) {
+      raw.DeleteKey("meta", store::trail::ChainPrefix("local", log) + "t");
+    }
+  }
+  auto ledger = OpenStore(data);
+  for (const std::string log : {"inputs", "decisions"}) {
+    EXPECT_TRUE(
+        ledger->GetTrail(store::trail::ChainPrefix("local", log) + "t").status().IsNotFound());
+  }
+  UpdateOptions o;
+  o.mark_every = 8;
+  auto upgraded = UpdateTrail(*ledger, o, At(11, 2));
+  ASSERT_TRUE(upgraded.ok()) << upgraded.status().ToString();
+  EXPECT_EQ(upgraded->chains[0].tree_head, checkpoint_.chains[0].tree_head);
+  EXPECT_EQ(upgraded->chains[1].tree_head, want);
+  EXPECT_EQ(upgraded->chains[1].tree_head, DecisionTreeHead(*ledger));
+  // The rebuilt tree is kept; the chain is untouched.
+  for (const std::string log : {"inputs", "decisions"}) {
+    EXPECT_TRUE(ledger->GetTrail(store::trail::ChainPrefix("local", log) + "t").ok()) << log;
+  }
+  EXPECT_EQ(Hex(upgraded->chains[1].head), Hex(checkpoint_.chains[1].head));
 }
 
 struct Tamper {
