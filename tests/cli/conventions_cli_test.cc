@@ -126,6 +126,7 @@ std::string RequiredArgs(const std::string& command) {
   if (command == "ingest") return "--from -";
   if (command == "schedule") return "--schedule @daily --from 2026-01-01T00:00:00Z";
   if (command == "verify-trail") return "--checkpoint /nonexistent --data-dir /nonexistent";
+  if (command == "verify-proof") return "--proof /nonexistent --checkpoint /nonexistent";
   return "";
 }
 
