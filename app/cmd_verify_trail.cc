@@ -4,14 +4,13 @@
 // audit store, or a bundle set exported from one, is checked against a checkpoint of the audit
 // store: each source's copy against the chains that name it.
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 
 #include "app/command.h"
 #include "app/flags.h"
 #include "app/support_audit_store.h"
+#include "app/support_replay.h"
 #include "replay/bundle.h"
 #include "replay/trail.h"
 #include "store/ledger.h"
@@ -28,14 +27,6 @@ constexpr const char* kUsage =
     "export`).\n"
     "On an audit store (cronledger audit-store) or a trail bundle set exported from it,\n"
     "give a checkpoint of the audit store: each source's copy is checked against its chains.\n";
-
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot read " + path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string Describe(const replay::trail::ChainVerdict& c) {
   std::string out = c.copy_of ? "source " + *c.copy_of + ": " : "";
@@ -114,7 +105,8 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   } else if (parsed.ok() && !flags.positionals().empty()) {
     parsed = Status::InvalidArgument("unexpected argument " + flags.positionals()[0]);
   }
-  auto text = parsed.ok() ? ReadFile(*flags.Get("checkpoint")) : Result<std::string>(parsed);
+  auto text = parsed.ok() ? replay_cli::ReadWholeFile(*flags.Get("checkpoint"))
+                          : Result<std::string>(parsed);
   auto checkpoint = text.ok() ? replay::trail::ParseCheckpoint(*text)
                               : Result<replay::trail::Checkpoint>(text.status());
   if (!checkpoint.ok()) {
@@ -124,7 +116,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   }
   Result<replay::trail::TrailVerdict> verdict = Status::Internal("not verified");
   if (flags.Has("bundle")) {
-    auto bundle = ReadFile(*flags.Get("bundle"));
+    auto bundle = replay_cli::ReadWholeFile(*flags.Get("bundle"));
     if (!bundle.ok()) {
       std::fprintf(io.err, "cronledger verify-trail: %s\n", bundle.status().message().c_str());
       return kExitUsage;

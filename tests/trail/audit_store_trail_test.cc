@@ -18,6 +18,7 @@
 #include "store/keys.h"
 #include "tests/replay/sim_world.h"
 #include "tests/testing/cli.h"
+#include "tests/trail/lines.h"
 
 namespace cronledger::replay {
 namespace {
@@ -26,6 +27,7 @@ using cli_test::Cli;
 using cli_test::CliResult;
 using testing::At;
 using testing::SimWorld;
+using trail_test::Lines;
 
 model::Json Json(const CliResult& r) {
   auto j = model::ParseJson(r.out);
@@ -42,17 +44,6 @@ std::string ReadFile(const std::string& path) {
 
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    const size_t nl = text.find('\n', pos);
-    out.push_back(text.substr(pos, nl - pos));
-    pos = nl + 1;
-  }
-  return out;
 }
 
 std::string Join(const std::vector<std::string>& lines) {

@@ -18,6 +18,7 @@
 #include "store/trail_store.h"
 #include "tests/replay/sim_world.h"
 #include "tests/testing/cli.h"
+#include "tests/trail/lines.h"
 
 namespace cronledger::replay::trail {
 namespace {
@@ -256,17 +257,7 @@ INSTANTIATE_TEST_SUITE_P(Trail, StoreTamperTest,
                            return std::string(i.param.name);
                          });
 
-// The bundle's lines, split.
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    const size_t nl = text.find('\n', pos);
-    out.push_back(text.substr(pos, nl - pos));
-    pos = nl + 1;
-  }
-  return out;
-}
+using trail_test::Lines;
 
 // Rejoins lines, with the end line's checksum recomputed (an editor would fix it).
 std::string Join(std::vector<std::string> lines) {
