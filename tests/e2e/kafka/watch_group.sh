@@ -361,6 +361,39 @@ say "  $(jq -r '.items[0].sentences | first + " ... " + last' "$work/why.json")"
   fail "replay --verify on the audit store failed (see $work/replay.err)"
 check_eq "replay --verify on the audit store: every source matches" "a:true b:true c:true" \
   "$(jq -r '[.items[] | "\(.source):\(.match)"] | sort | join(" ")' "$work/replay.json")"
+# The deployment's trail: the audit store's checkpoint covers every copy, the copies of a and c
+# chain to the heads a and c published last, and the store, its bundle sets and one decision's
+# inclusion proof verify against it.
+"$CRONLEDGER" checkpoint --data-dir "$work/store" -o json >"$work/store-checkpoint.json" \
+  2>"$work/store-checkpoint.err" ||
+  fail "checkpoint on the audit store failed (see $work/store-checkpoint.err)"
+check_eq "checkpoint on the audit store: both chains of a, b and c" "a a b b c c" \
+  "$(jq -r '[.items[].copyOf] | sort | join(" ")' "$work/store-checkpoint.json")"
+for r in a c; do
+  check_eq "the audit store's chains of $r end at the heads $r published last (chain and tree)" \
+    "$(jq -r '[.items[] | "\(.log) \(.records) \(.head) \(.treeHead)"] | sort | join(",")' "$work/checkpoint-$r.json")" \
+    "$(jq -r --arg r "$r" '[.items[] | select(.copyOf == $r) | "\(.log) \(.records) \(.head) \(.treeHead)"] | sort | join(",")' "$work/store-checkpoint.json")"
+done
+check "verify-trail on the audit store against its checkpoint" \
+  "$CRONLEDGER" verify-trail --data-dir "$work/store" --checkpoint "$work/store-checkpoint.json"
+"$CRONLEDGER" export --trail --data-dir "$work/store" >"$work/trail.bundles" 2>"$work/export.err" ||
+  fail "export --trail on the audit store failed (see $work/export.err)"
+check "verify-trail on the audit store's trail bundle set against its checkpoint" \
+  "$CRONLEDGER" verify-trail --bundle "$work/trail.bundles" --checkpoint "$work/store-checkpoint.json"
+"$CRONLEDGER" export --data-dir "$work/store" >"$work/store.bundles" 2>>"$work/export.err" ||
+  fail "export on the audit store failed (see $work/export.err)"
+"$CRONLEDGER" replay --verify --bundle "$work/store.bundles" -o json >"$work/replay-bundles.json" \
+  2>"$work/replay-bundles.err" || fail "replay --verify of the bundle set failed (see $work/replay-bundles.err)"
+check_eq "replay --verify of the audit store's bundle set: every source matches" "a:true b:true c:true" \
+  "$(jq -r '[.items[] | "\(.source):\(.match)"] | sort | join(" ")' "$work/replay-bundles.json")"
+h_seq="$("$CRONLEDGER" audit --data-dir "$work/store/sources/$h_first" --cronjob "$ns/$h_cj" \
+  --action createJob -o json | jq -r --arg t "$h_time" '[.items[] | select(.scheduledTime == $t)][0].seq')"
+"$CRONLEDGER" prove --decision "$h_seq" --source "$h_first" --data-dir "$work/store" \
+  --checkpoint "$work/store-checkpoint.json" >"$work/proof.json" 2>"$work/proof.err" ||
+  fail "prove --decision $h_seq --source $h_first failed (see $work/proof.err)"
+check "verify-proof: $h_first's createJob of $ns/$h_cj at $h_time (decision $h_seq) is in the audit store's trail" \
+  "$CRONLEDGER" verify-proof --proof "$work/proof.json" --checkpoint "$work/store-checkpoint.json"
+say "  $("$CRONLEDGER" verify-proof --proof "$work/proof.json" --checkpoint "$work/store-checkpoint.json")"
 check "no request of the relay or the replicas (ServiceAccount tokens) was refused by RBAC" \
   bash -c '! grep -l -e Forbidden -e " 403" "$@"' _ "$work/relay.err" "$work"/run-*.err
 say "PASS"
