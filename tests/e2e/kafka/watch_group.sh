@@ -393,7 +393,6 @@ h_seq="$("$CRONLEDGER" audit --data-dir "$work/store/sources/$h_first" --cronjob
   fail "prove --decision $h_seq --source $h_first failed (see $work/proof.err)"
 check "verify-proof: $h_first's createJob of $ns/$h_cj at $h_time (decision $h_seq) is in the audit store's trail" \
   "$CRONLEDGER" verify-proof --proof "$work/proof.json" --checkpoint "$work/store-checkpoint.json"
-say "  $("$CRONLEDGER" verify-proof --proof "$work/proof.json" --checkpoint "$work/store-checkpoint.json")"
 check "no request of the relay or the replicas (ServiceAccount tokens) was refused by RBAC" \
   bash -c '! grep -l -e Forbidden -e " 403" "$@"' _ "$work/relay.err" "$work"/run-*.err
 say "PASS"
