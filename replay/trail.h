@@ -92,7 +92,9 @@ Result<Checkpoint> ParseCheckpoint(std::string_view text);
 
 // --- verification ---
 
-enum class ProblemKind { kAltered, kRemoved, kInserted, kUnlocated };
+// kTreeHead: every record is as the chain says, but the checkpoint's treeHead is not the tree of
+// those records.
+enum class ProblemKind { kAltered, kRemoved, kInserted, kUnlocated, kTreeHead };
 std::string_view ProblemKindName(ProblemKind k);  // "altered" | "removed" | "inserted" | ...
 
 struct TrailProblem {

@@ -64,6 +64,7 @@ void ChainChecker::Add(const TrailItem& item) {
     return;
   }
   head_ = Chain(head_, leaf);
+  if (chain_.tree_head) tree_.Append(leaf);
   ++count_;
   prev_seq_ = item.seq;
   if (count_ % chain_.mark_every != 0 || next_mark_ >= chain_.marks.size()) return;
@@ -83,6 +84,16 @@ ChainVerdict ChainChecker::Finish(const std::map<uint64_t, std::string>& names) 
   const bool matches = count_ == chain_.records && head_ == chain_.head &&
                        (count_ == 0 || prev_seq_ == chain_.last_seq);
   verdict_.intact = matches && !first_ && !diverged_;
+  if (verdict_.intact && chain_.tree_head && tree_.Root() != *chain_.tree_head) {
+    // Every record is as the chain says, but the checkpoint's tree is of other records: proofs
+    // checked against it would not be about this trail.
+    verdict_.intact = false;
+    verdict_.problem =
+        TrailProblem{ProblemKind::kTreeHead, chain_.last_seq, 0, "",
+                     "the checkpoint's treeHead is not the Merkle tree of the records its chain "
+                     "covers: proofs checked against it are not about this trail"};
+    return verdict_;
+  }
   if (verdict_.intact) return verdict_;
   std::optional<TrailProblem> p = first_;
   if (diverged_ && (!p || p->seq > diverged_->seq)) p = diverged_;
@@ -125,6 +136,8 @@ std::string_view ProblemKindName(ProblemKind k) {
       return "inserted";
     case ProblemKind::kUnlocated:
       return "altered-range";
+    case ProblemKind::kTreeHead:
+      return "tree-head";
   }
   return "altered";
 }

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "replay/merkle.h"
 #include "replay/trail.h"
 
 namespace cronledger::replay::trail {
@@ -49,6 +50,9 @@ class ChainChecker {
   const ChainHead& chain_;
   ChainVerdict verdict_;
   Hash head_;
+  // The Merkle tree of the same leaves, compared with the checkpoint's treeHead when it has one:
+  // the chain and the tree a proof is checked against must be of the same records.
+  merkle::CompactRange tree_;
   uint64_t count_ = 0;
   std::optional<uint64_t> prev_seq_;
   size_t next_mark_ = 0;

@@ -174,6 +174,33 @@ TEST_F(TrailTest, CheckpointIsIncrementalAndEqualsAFreshChain) {
   EXPECT_EQ(later->chains[1].tree_head, DecisionTreeHead(world_->ledger()));
 }
 
+// The chain and the tree of a checkpoint are of the same records: verify-trail refuses a
+// checkpoint whose treeHead is another tree's (proofs against it would not be about this trail),
+// and still checks a checkpoint saved before checkpoints carried one.
+TEST_F(TrailTest, VerifyChecksTheTreeHeadWithTheChain) {
+  Checkpoint other = checkpoint_;
+  other.chains[1].tree_head = checkpoint_.chains[0].tree_head;
+  auto v = VerifyStore(world_->ledger(), other);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_FALSE(v->intact());
+  EXPECT_TRUE(Chain(*v, "inputs").intact);
+  const ChainVerdict& d = Chain(*v, "decisions");
+  ASSERT_TRUE(d.problem.has_value());
+  EXPECT_EQ(ProblemKindName(d.problem->kind), "tree-head") << VerdictJson(*v).dump();
+  auto bundle = VerifyBundle(Bundle(), other);
+  ASSERT_TRUE(bundle.ok());
+  EXPECT_EQ(ProblemKindName(Chain(*bundle, "decisions").problem->kind), "tree-head");
+
+  Checkpoint older = checkpoint_;
+  for (ChainHead& c : older.chains) c.tree_head.reset();
+  auto parsed = ParseCheckpoint(CheckpointJson(older).dump());
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_FALSE(parsed->chains[0].tree_head.has_value());
+  auto ok = VerifyStore(world_->ledger(), *parsed);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_TRUE(ok->intact()) << VerdictJson(*ok).dump();
+}
+
 // A trail kept before it kept its Merkle tree has no tree key: the next update rebuilds the tree
 // from the kept entries, stores it, and its head is the tree of every leaf.
 TEST_F(TrailTest, ATrailWithoutItsTreeIsRebuiltFromTheEntries) {
