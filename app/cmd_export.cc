@@ -38,13 +38,10 @@ Result<std::string> ExportOne(History& history, const Flags& flags,
 }
 
 Result<std::string> Export(const Flags& flags, const replay::ReplayScope& scope) {
-  CL_ASSIGN_OR_RETURN(auto sources, OpenSourceHistories(flags));
-  if (!sources) {
-    CL_ASSIGN_OR_RETURN(History history, OpenHistory(flags));
-    return ExportOne(history, flags, scope);
-  }
+  CL_ASSIGN_OR_RETURN(Histories histories, OpenHistories(flags));
+  if (!histories.several) return ExportOne(histories.sources[0].history, flags, scope);
   std::vector<replay::BundleSection> sections;
-  for (SourceHistory& s : *sources) {
+  for (SourceHistory& s : histories.sources) {
     auto bundle = ExportOne(s.history, flags, scope);
     if (!bundle.ok()) {
       return Status::Corruption("source " + s.source + ": " + bundle.status().ToString());

@@ -3,10 +3,10 @@
 // `cronledger verify-proof` checks with the checkpoint alone.
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 
 #include "app/command.h"
 #include "app/flags.h"
+#include "app/support_audit.h"
 #include "app/support_audit_store.h"
 #include "app/support_replay.h"
 #include "replay/trail.h"
@@ -46,10 +46,8 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     parsed = Status::InvalidArgument(merged ? "on an audit store, --source names the copy"
                                             : "--source is for an audit store");
   }
-  auto text = parsed.ok() ? replay_cli::ReadWholeFile(*flags.Get("checkpoint"))
-                          : Result<std::string>(parsed);
-  auto checkpoint = text.ok() ? replay::trail::ParseCheckpoint(*text)
-                              : Result<replay::trail::Checkpoint>(text.status());
+  auto checkpoint = parsed.ok() ? replay_cli::ReadCheckpointFile(*flags.Get("checkpoint"))
+                                : Result<replay::trail::Checkpoint>(parsed);
   if (!checkpoint.ok()) {
     std::fprintf(io.err, "cronledger prove: %s\n%s", checkpoint.status().message().c_str(),
                  parsed.ok() ? "" : kUsage);
@@ -66,15 +64,9 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
                  source ? (" of source " + *source).c_str() : " of one ledger (no copyOf)");
     return kExitUsage;
   }
-  store::LedgerOptions lo;
-  lo.path =
-      source
-          ? (std::filesystem::path(dir) / "sources" / audit_store::SourceDirName(*source)).string()
-          : dir;
-  lo.create_if_missing = false;
-  lo.read_only = true;  // works while run, ingest or audit-store holds the store
-  lo.read_only_refresh = Duration::max();
-  auto ledger = store::Ledger::Open(lo);
+  // Read-only: works while run, ingest or audit-store holds the store.
+  auto ledger =
+      OpenLedgerForAudit(source ? audit_store::CopyDir(dir, *source) : dir, Duration::max());
   auto proof = ledger.ok() ? replay::trail::ProveDecision(**ledger, *chain, seq)
                            : Result<replay::trail::InclusionProof>(ledger.status());
   if (!proof.ok()) {

@@ -247,16 +247,16 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
       bad = o.status();
     }
   }
-  std::optional<std::vector<SourceHistory>> sources;
+  Histories histories;
   if (bad.ok() && !kafka) {
-    auto opened = OpenSourceHistories(flags);
+    auto opened = OpenHistories(flags);
     if (!opened.ok()) {
       std::fprintf(io.err, "cronledger replay: %s\n", opened.status().ToString().c_str());
       return kExitFailure;
     }
-    sources = std::move(*opened);
+    histories = std::move(*opened);
   }
-  if (bad.ok() && sources && !flags.Has("verify")) {
+  if (bad.ok() && histories.several && !flags.Has("verify")) {
     bad = Status::InvalidArgument(
         "on an audit store or a bundle set only --verify replays every source; to replay or run "
         "a what-if, name one source's copy (--data-dir DIR/sources/<source>) or export one");
@@ -283,19 +283,15 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
     }
     kafka_source = std::move(read->source);
   }
-  if (sources) {
+  if (histories.several) {
     options.scope = *scope;
     options.zoneinfo_dir = ZoneinfoDir(flags);
     options.verify_only = true;
     options.decide_on_second_thread = true;
-    return VerifySources(*sources, options, *format, io);
+    return VerifySources(histories.sources, options, *format, io);
   }
-  auto history = kafka_source ? Result<History>(History{}) : OpenHistory(flags);
-  if (!history.ok()) {
-    std::fprintf(io.err, "cronledger replay: %s\n", history.status().ToString().c_str());
-    return kExitFailure;
-  }
-  if (kafka_source) history->source = std::move(kafka_source);
+  History history = kafka_source ? History{nullptr, std::move(kafka_source)}
+                                 : std::move(histories.sources[0].history);
   options.scope = *scope;
   options.zoneinfo_dir = ZoneinfoDir(flags);
   options.progress = ProgressPrinter(io.err, "replay");
@@ -303,7 +299,7 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   // passes decided on a second thread (docs/replay.md "Throughput").
   options.verify_only = flags.Has("verify");
   options.decide_on_second_thread = flags.Has("verify");
-  auto result = replay::Replay(*history->source, options);
+  auto result = replay::Replay(*history.source, options);
   if (!result.ok()) {
     std::fprintf(io.err, "cronledger replay: %s\n", result.status().ToString().c_str());
     return kExitFailure;

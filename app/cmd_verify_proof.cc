@@ -36,17 +36,14 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   auto proof_text = replay_cli::ReadWholeFile(*flags.Get("proof"));
   auto proof = proof_text.ok() ? replay::trail::ParseProof(*proof_text)
                                : Result<replay::trail::InclusionProof>(proof_text.status());
-  auto checkpoint_text = replay_cli::ReadWholeFile(*flags.Get("checkpoint"));
-  auto checkpoint = checkpoint_text.ok()
-                        ? replay::trail::ParseCheckpoint(*checkpoint_text)
-                        : Result<replay::trail::Checkpoint>(checkpoint_text.status());
+  auto checkpoint = replay_cli::ReadCheckpointFile(*flags.Get("checkpoint"));
   if (!proof.ok() || !checkpoint.ok()) {
     std::fprintf(io.err, "cronledger verify-proof: %s\n",
                  (!proof.ok() ? proof.status() : checkpoint.status()).message().c_str());
     return kExitUsage;
   }
   const Status verdict = replay::trail::VerifyProof(*proof, *checkpoint);
-  const model::Json decision = replay::trail::ProofJson(*proof)["decision"];
+  const model::Json decision = replay::trail::ProofDecision(*proof);
   if (output == "json") {
     model::Json j = {{"included", verdict.ok()},
                      {"seq", proof->seq},

@@ -9,6 +9,7 @@
 
 #include "app/command.h"
 #include "app/flags.h"
+#include "app/support_audit.h"
 #include "app/support_audit_store.h"
 #include "app/support_replay.h"
 #include "replay/bundle.h"
@@ -84,7 +85,7 @@ Result<replay::trail::TrailVerdict> VerifyBundleSet(std::string_view text,
                           "the bundle set's checksum does not match its lines: it was changed "
                           "after export");
   }
-  if (verdict.ok() && present != set.declared_sources) {
+  if (verdict.ok() && !set.sections_match_header) {
     verdict->notes.insert(verdict->notes.begin(),
                           "the bundle set's sections are not the sources its first line names");
   }
@@ -105,10 +106,8 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   } else if (parsed.ok() && !flags.positionals().empty()) {
     parsed = Status::InvalidArgument("unexpected argument " + flags.positionals()[0]);
   }
-  auto text = parsed.ok() ? replay_cli::ReadWholeFile(*flags.Get("checkpoint"))
-                          : Result<std::string>(parsed);
-  auto checkpoint = text.ok() ? replay::trail::ParseCheckpoint(*text)
-                              : Result<replay::trail::Checkpoint>(text.status());
+  auto checkpoint = parsed.ok() ? replay_cli::ReadCheckpointFile(*flags.Get("checkpoint"))
+                                : Result<replay::trail::Checkpoint>(parsed);
   if (!checkpoint.ok()) {
     std::fprintf(io.err, "cronledger verify-trail: %s\n%s", checkpoint.status().message().c_str(),
                  parsed.ok() ? "" : kUsage);
@@ -126,11 +125,8 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   } else if (audit_store::IsAuditStoreDir(*flags.Get("data-dir"))) {
     verdict = VerifyAuditStore(*flags.Get("data-dir"), *checkpoint);
   } else {
-    store::LedgerOptions lo;
-    lo.path = *flags.Get("data-dir");
-    lo.read_only = true;
-    lo.read_only_refresh = Duration::max();  // one consistent state for the whole check
-    auto ledger = store::Ledger::Open(lo);
+    // One consistent state for the whole check: no catch-up after the open.
+    auto ledger = OpenLedgerForAudit(*flags.Get("data-dir"), Duration::max());
     verdict = ledger.ok() ? replay::trail::VerifyStore(**ledger, *checkpoint)
                           : Result<replay::trail::TrailVerdict>(ledger.status());
   }

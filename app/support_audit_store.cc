@@ -112,6 +112,10 @@ std::optional<std::string> SourceOfDirName(std::string_view dir) {
   return out;
 }
 
+std::string CopyDir(const std::string& dir, std::string_view source) {
+  return (fs::path(dir) / kSourcesDir / SourceDirName(source)).string();
+}
+
 bool IsAuditStoreDir(const std::string& dir) {
   std::error_code ec;
   return fs::is_directory(fs::path(dir) / kSourcesDir, ec) &&
@@ -361,7 +365,7 @@ Result<store::Ledger*> AuditStore::LedgerOf(const std::string& source) {
   auto it = ledgers_.find(source);
   if (it != ledgers_.end()) return it->second.get();
   store::LedgerOptions o;
-  o.path = (fs::path(options_.data_dir) / kSourcesDir / SourceDirName(source)).string();
+  o.path = CopyDir(options_.data_dir, source);
   o.create_if_missing = true;
   CL_ASSIGN_OR_RETURN(auto ledger, store::Ledger::Open(o));
   store::Ledger* raw = ledger.get();
@@ -373,7 +377,7 @@ Status AuditStore::Drain(const std::string& source, RoundState* round) {
   SourceState& state = round->states[source];
   state.source = source;
   CL_ASSIGN_OR_RETURN(store::Ledger * ledger, LedgerOf(source));
-  state.dir = (fs::path(options_.data_dir) / kSourcesDir / SourceDirName(source)).string();
+  state.dir = CopyDir(options_.data_dir, source);
   CL_ASSIGN_OR_RETURN(store::LedgerMeta meta, ledger->Meta());
 
   // Commits the run of `held` that follows `last` (records at or below it are repeats, dropped)

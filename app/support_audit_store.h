@@ -96,6 +96,9 @@ struct RoundReport {
 // other byte as %XX; "" (records without the header) is "%".
 std::string SourceDirName(std::string_view source);
 
+// The directory of `source`'s copy in the audit store `dir`: dir/sources/SourceDirName(source).
+std::string CopyDir(const std::string& dir, std::string_view source);
+
 // Whether `dir` is an audit store (it has `sources/` and no ledger of its own).
 bool IsAuditStoreDir(const std::string& dir);
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "app/support_audit.h"
 #include "app/support_audit_store.h"
 #include "app/system_clock.h"
 #include "replay/bundle.h"
@@ -13,18 +14,11 @@ namespace cronledger::app::replay_cli {
 
 namespace {
 
-// A store opened read-only (a RocksDB secondary instance): works while `cronledger run` or
-// `ingest` holds the store, and never writes to it. One catch-up, at open: the command reads the
-// ledger as of its start, so its input and decision scans (two threads in `replay --verify`) see
-// the same units and never wait for each other.
-Result<History> OpenStoreHistory(const std::string& dir) {
+// The store's history as of the command's start (one catch-up: its input and decision scans, two
+// threads in `replay --verify`, see the same units and never wait for each other).
+Result<History> StoreHistory(std::unique_ptr<store::Ledger> ledger) {
   History h;
-  store::LedgerOptions lo;
-  lo.path = dir;
-  lo.create_if_missing = false;
-  lo.read_only = true;
-  lo.read_only_refresh = Duration::max();
-  CL_ASSIGN_OR_RETURN(h.ledger, store::Ledger::Open(lo));
+  h.ledger = std::move(ledger);
   h.source = std::make_unique<replay::LedgerSource>(*h.ledger);
   return h;
 }
@@ -36,6 +30,29 @@ Result<History> BundleHistory(std::string_view text) {
   return h;
 }
 
+Result<Histories> BundleSetHistories(const std::string& path, std::string_view text) {
+  CL_ASSIGN_OR_RETURN(replay::LoadedBundleSet set, replay::ReadBundleSet(text));
+  if (!set.checksum_matches) {
+    return Status::Corruption("bundle set " + path +
+                              ": the checksum does not match its lines (changed after export)");
+  }
+  Histories out;
+  out.several = true;
+  if (!set.sections_match_header) {
+    return Status::Corruption("bundle set " + path +
+                              ": its sections are not the sources its first line names");
+  }
+  for (const replay::BundleSection& section : set.sections) {
+    auto h = BundleHistory(section.bundle);
+    if (!h.ok()) {
+      return Status::Corruption("bundle set " + path + ": source " + section.source + ": " +
+                                h.status().message());
+    }
+    out.sources.push_back({section.source, std::move(*h)});
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<std::string> ReadWholeFile(const std::string& path) {
@@ -44,6 +61,36 @@ Result<std::string> ReadWholeFile(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+Result<replay::trail::Checkpoint> ReadCheckpointFile(const std::string& path) {
+  CL_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+  return replay::trail::ParseCheckpoint(text);
+}
+
+Result<Histories> OpenHistories(const Flags& flags) {
+  Histories out;
+  if (auto bundle = flags.Get("bundle")) {
+    CL_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(*bundle));
+    if (replay::IsBundleSet(text)) return BundleSetHistories(*bundle, text);
+    CL_ASSIGN_OR_RETURN(History h, BundleHistory(text));
+    out.sources.push_back({"", std::move(h)});
+    return out;
+  }
+  const std::string dir = flags.GetOr("data-dir", "./data");
+  if (!audit_store::IsAuditStoreDir(dir)) {
+    CL_ASSIGN_OR_RETURN(auto ledger, OpenLedgerForAudit(dir, Duration::max()));
+    CL_ASSIGN_OR_RETURN(History h, StoreHistory(std::move(ledger)));
+    out.sources.push_back({"", std::move(h)});
+    return out;
+  }
+  out.several = true;
+  CL_ASSIGN_OR_RETURN(auto copies, audit_store::OpenAuditStoreSources(dir, Duration::max()));
+  for (auto& [source, ledger] : copies) {
+    CL_ASSIGN_OR_RETURN(History h, StoreHistory(std::move(ledger)));
+    out.sources.push_back({source, std::move(h)});
+  }
+  return out;
 }
 
 Result<History> OpenHistory(const Flags& flags) {
@@ -58,47 +105,10 @@ Result<History> OpenHistory(const Flags& flags) {
     }
     return BundleHistory(text);
   }
-  const std::string dir = flags.GetOr("data-dir", "./data");
-  CL_RETURN_IF_ERROR(audit_store::CheckNotAnAuditStore(dir));
-  return OpenStoreHistory(dir);
-}
-
-Result<std::optional<std::vector<SourceHistory>>> OpenSourceHistories(const Flags& flags) {
-  std::vector<SourceHistory> out;
-  if (auto bundle = flags.Get("bundle")) {
-    CL_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(*bundle));
-    if (!replay::IsBundleSet(text)) return std::optional<std::vector<SourceHistory>>();
-    CL_ASSIGN_OR_RETURN(replay::LoadedBundleSet set, replay::ReadBundleSet(text));
-    if (!set.checksum_matches) {
-      return Status::Corruption("bundle set " + *bundle +
-                                ": the checksum does not match its lines (changed after export)");
-    }
-    std::vector<std::string> listed;
-    for (const replay::BundleSection& section : set.sections) listed.push_back(section.source);
-    if (listed != set.declared_sources) {
-      return Status::Corruption("bundle set " + *bundle +
-                                ": its sections are not the sources its first line names");
-    }
-    for (const replay::BundleSection& section : set.sections) {
-      auto h = BundleHistory(section.bundle);
-      if (!h.ok()) {
-        return Status::Corruption("bundle set " + *bundle + ": source " + section.source + ": " +
-                                  h.status().message());
-      }
-      out.push_back({section.source, std::move(*h)});
-    }
-    return std::optional<std::vector<SourceHistory>>(std::move(out));
-  }
-  const std::string dir = flags.GetOr("data-dir", "./data");
-  if (!audit_store::IsAuditStoreDir(dir)) return std::optional<std::vector<SourceHistory>>();
-  CL_ASSIGN_OR_RETURN(auto copies, audit_store::OpenAuditStoreSources(dir, Duration::max()));
-  for (auto& [source, ledger] : copies) {
-    History h;
-    h.ledger = std::move(ledger);
-    h.source = std::make_unique<replay::LedgerSource>(*h.ledger);
-    out.push_back({source, std::move(h)});
-  }
-  return std::optional<std::vector<SourceHistory>>(std::move(out));
+  // OpenLedgerForAudit refuses an audit store, naming its copies.
+  CL_ASSIGN_OR_RETURN(auto ledger,
+                      OpenLedgerForAudit(flags.GetOr("data-dir", "./data"), Duration::max()));
+  return StoreHistory(std::move(ledger));
 }
 
 Status CheckCronJobRef(const std::string& ref) {

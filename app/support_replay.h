@@ -15,6 +15,7 @@
 #include "model/result.h"
 #include "replay/engine.h"
 #include "replay/source.h"
+#include "replay/trail.h"
 #include "store/ledger.h"
 
 namespace cronledger::app::replay_cli {
@@ -25,24 +26,29 @@ struct History {
   std::unique_ptr<replay::RecordSource> source;
 };
 
-// Opens --bundle F when given, else the store at --data-dir (default ./data) read-only: never
-// created or written, and usable while a writer (`cronledger run`, `ingest`) holds it.
-// FailedPrecondition for an audit store or a bundle set (several sources: OpenSourceHistories).
-Result<History> OpenHistory(const Flags& flags);
-
-// One source's history of an audit store or a bundle set.
+// One source's history of an audit store or a bundle set ("" for a single ledger or bundle).
 struct SourceHistory {
   std::string source;
   History history;
 };
-// The sources' histories when --bundle F is a bundle set (each section) or --data-dir DIR is an
-// audit store (each source's copy, read-only as OpenHistory opens a store), in source order;
-// nullopt when the flags name one ledger or one bundle. Corruption for a set whose checksum or
-// sections do not match.
-Result<std::optional<std::vector<SourceHistory>>> OpenSourceHistories(const Flags& flags);
+// What --bundle F (when given) or the store at --data-dir (default ./data) holds, opened
+// read-only (OpenLedgerForAudit: never created or written, usable while a writer holds it; one
+// catch-up, at open). `several`: an audit store (each source's copy) or a bundle set (each
+// section), in source order; otherwise one unnamed history. Corruption for a set whose checksum
+// or sections do not match.
+struct Histories {
+  bool several = false;
+  std::vector<SourceHistory> sources;
+};
+Result<Histories> OpenHistories(const Flags& flags);
+// One history: FailedPrecondition for an audit store or a bundle set, naming how to pick one.
+Result<History> OpenHistory(const Flags& flags);
 
 // The bytes of a file. NotFound naming it.
 Result<std::string> ReadWholeFile(const std::string& path);
+// A checkpoint file (`cronledger checkpoint -o json`): NotFound, or InvalidArgument naming what
+// is wrong.
+Result<replay::trail::Checkpoint> ReadCheckpointFile(const std::string& path);
 
 // --since/--until (app/flags.h TimeFlag: RFC 3339 or a duration before now) and --cronjob
 // NS/NAME into a scope. InvalidArgument naming the flag.

@@ -82,9 +82,9 @@ struct LoadedBundleSet {
   // False when the last line's checksum does not match the bytes before it (the sections are
   // still returned, for the checks that locate the change).
   bool checksum_matches = false;
-  // The sources line 1 names, in its order (a section that was removed or added shows as a
-  // difference from `sections`).
-  std::vector<std::string> declared_sources;
+  // Whether the sections are the sources line 1 names, in its order (false when a section was
+  // removed, added or moved).
+  bool sections_match_header = false;
 };
 // Splits a bundle set into its sections. Corruption naming the line when it is not one (no set
 // header, a line outside any section, no last line, a section named twice); never throws.

@@ -49,6 +49,7 @@ Result<LoadedBundleSet> ReadBundleSet(std::string_view text) {
   size_t line_no = 0;
   bool ended = false;
   std::set<std::string> named;
+  std::vector<std::string> declared;
   while (pos < text.size()) {
     const size_t nl = text.find('\n', pos);
     const size_t end = nl == std::string_view::npos ? text.size() : nl + 1;
@@ -70,7 +71,7 @@ Result<LoadedBundleSet> ReadBundleSet(std::string_view text) {
       if (!sources.is_array()) return LineError(1, "want \"sources\" as a list of source ids");
       for (const model::Json& s : sources) {
         if (!s.is_string()) return LineError(1, "want \"sources\" as a list of source ids");
-        out.declared_sources.push_back(s.get<std::string>());
+        declared.push_back(s.get<std::string>());
       }
     } else if (StartsWith(line, kSetEndPrefix)) {
       auto j = model::ParseJson(line);
@@ -100,6 +101,10 @@ Result<LoadedBundleSet> ReadBundleSet(std::string_view text) {
   }
   if (line_no == 0) return Status::Corruption("bundle set: empty");
   if (!ended) return Status::Corruption("bundle set: no last line (the file was cut short)");
+  out.sections_match_header = declared.size() == out.sections.size();
+  for (size_t i = 0; out.sections_match_header && i < declared.size(); ++i) {
+    out.sections_match_header = declared[i] == out.sections[i].source;
+  }
   return out;
 }
 

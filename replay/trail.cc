@@ -70,8 +70,9 @@ Result<merkle::CompactRange> DecodeTree(std::string_view bytes) {
   return merkle::CompactRange(size, std::move(hashes));
 }
 
-// The Merkle tree of a chain's leaves so far: kept beside the state, or, for a trail kept before
-// the tree was (no tree key), rebuilt once from the kept entries (the next write stores it).
+// The Merkle tree of a chain's leaves so far: kept beside the state, or rebuilt once from the kept
+// entries (and then stored) when there is none (a trail kept before the tree was) or it is of
+// fewer leaves than the state (a release without the tree chained records since).
 Result<merkle::CompactRange> TreeOf(store::Ledger& ledger, const std::string& source,
                                     std::string_view log, const st::TrailState& state,
                                     bool* rebuilt) {

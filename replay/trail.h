@@ -170,6 +170,8 @@ Result<InclusionProof> ProveDecision(store::Ledger& ledger, const ChainHead& cha
 // "treeSize", "treeHead", "record" (base64), "decision" (the record decoded, for people),
 // "auditPath": [hex, ...]}.
 model::Json ProofJson(const InclusionProof& p);
+// The proof's record decoded, as ProofJson's "decision" (null when it does not decode).
+model::Json ProofDecision(const InclusionProof& p);
 // InvalidArgument naming what is wrong; never throws. A "decision" that is not the record's
 // decoding is an error too: the readable part must not say something the bytes do not.
 Result<InclusionProof> ParseProof(std::string_view text);

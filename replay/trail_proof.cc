@@ -97,10 +97,14 @@ Result<InclusionProof> ProveDecision(store::Ledger& ledger, const ChainHead& cha
   return p;
 }
 
+model::Json ProofDecision(const InclusionProof& p) {
+  auto decision = DecodedDecision(p.seq, p.record);
+  return decision.ok() ? *decision : model::Json(nullptr);
+}
+
 model::Json ProofJson(const InclusionProof& p) {
   model::Json path = model::Json::array();
   for (const Hash& h : p.path) path.push_back(Hex(h));
-  auto decision = DecodedDecision(p.seq, p.record);
   model::Json j = {{"format", kProofFormat}};
   if (p.copy_of) j["copyOf"] = *p.copy_of;
   j["source"] = p.source;
@@ -110,7 +114,7 @@ model::Json ProofJson(const InclusionProof& p) {
   j["treeSize"] = p.tree_size;
   j["treeHead"] = Hex(p.tree_head);
   j["record"] = Base64Encode(p.record);
-  j["decision"] = decision.ok() ? *decision : model::Json(nullptr);
+  j["decision"] = ProofDecision(p);
   j["auditPath"] = std::move(path);
   return j;
 }
