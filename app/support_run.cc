@@ -262,12 +262,13 @@ std::string Label(std::string_view v) {
 std::string RunAssembly::RenderMetrics() const {
   std::string o = metrics_.RenderPrometheus() + model::RenderBuildInfoMetric(config_.zoneinfo_dir);
   const controller::ControllerStats c = controller_->Stats();
-  const std::pair<const char*, uint64_t> counters[] = {{"passes", c.passes},
-                                                       {"pass_errors", c.errors},
-                                                       {"api_calls", c.api_calls},
-                                                       {"decisions", c.decisions},
-                                                       {"events_ingested", c.events_ingested}};
+  const std::pair<const char*, uint64_t> counters[] = {
+      {"passes", c.passes},       {"passes_unrecorded", c.unrecorded_passes},
+      {"pass_errors", c.errors},  {"api_calls", c.api_calls},
+      {"decisions", c.decisions}, {"events_ingested", c.events_ingested}};
   const char* helps[] = {"Reconcile passes run by this process.",
+                         "Passes that left no record: no call, no decision but their requeue, "
+                         "the accounting unchanged.",
                          "Passes that ended with an error (retried with back-off).",
                          "API calls made by passes (shadow mode: answered from the view).",
                          "Decisions committed by this process's passes.",

@@ -183,6 +183,7 @@ Result<Json> BuildSimulationSummary(const SimulateOutcome& outcome, store::Ledge
                       {"decisions", meta.last_decision_seq},
                       {"quarantined", meta.quarantine_count}};
   totals["controller"] = {{"passes", outcome.stats.passes},
+                          {"unrecordedPasses", outcome.stats.unrecorded_passes},
                           {"errors", outcome.stats.errors},
                           {"apiCalls", outcome.stats.api_calls},
                           {"watchEvents", outcome.watch_events}};

@@ -47,6 +47,9 @@ struct ControllerOptions {
 
 struct ControllerStats {
   uint64_t passes = 0;
+  // Passes that left no record: no call, no decision but their requeue, the accounting unchanged,
+  // triggered by a Job's watch event or a CronJob update (docs/controller.md "Unrecorded passes").
+  uint64_t unrecorded_passes = 0;
   uint64_t errors = 0;  // passes that ended with an error (retried with back-off)
   uint64_t api_calls = 0;
   uint64_t decisions = 0;

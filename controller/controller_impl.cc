@@ -100,7 +100,8 @@ void ControllerImpl::TrackExpected(const std::string& key, const PassReport& rep
   }
 }
 
-std::unique_ptr<reconciler::Schedule> ControllerImpl::ScheduleOf(const std::string& key) const {
+std::shared_ptr<const reconciler::Schedule> ControllerImpl::ScheduleOf(
+    const std::string& key) const {
   std::optional<Prior> known;
   {
     std::lock_guard lock(ingest_mu_);
@@ -119,8 +120,8 @@ std::unique_ptr<reconciler::Schedule> ControllerImpl::ScheduleOf(const std::stri
     known = PriorOf(stored);
   }
   if (!known || !known->decoded) return nullptr;
-  auto schedule = reconciler::ParseStandard(
-      reconciler::FormatSchedule(known->schedule, known->time_zone).text, tzdb_);
+  auto schedule =
+      schedule_memo_.Get(reconciler::FormatSchedule(known->schedule, known->time_zone).text, tzdb_);
   return schedule.ok() ? std::move(*schedule) : nullptr;
 }
 
@@ -160,6 +161,7 @@ void ControllerImpl::Stop() {
 ControllerStats ControllerImpl::Stats() const {
   ControllerStats s;
   s.passes = passes_.load();
+  s.unrecorded_passes = unrecorded_passes_.load();
   s.errors = errors_.load();
   s.api_calls = api_calls_.load();
   s.decisions = decisions_.load();
@@ -181,7 +183,7 @@ ControllerStats ControllerImpl::Stats() const {
   // At most this many per CronJob (a per-minute schedule for a week), so a scrape stays cheap.
   constexpr uint64_t kMaxPerCronJob = 10'080;
   for (const auto& [key, settled] : overdue) {
-    std::unique_ptr<reconciler::Schedule> schedule = ScheduleOf(key);
+    std::shared_ptr<const reconciler::Schedule> schedule = ScheduleOf(key);
     if (schedule == nullptr) continue;
     uint64_t n = 0;
     for (std::optional<Time> t = schedule->Next(settled); t && *t <= cutoff && n < kMaxPerCronJob;

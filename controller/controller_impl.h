@@ -19,6 +19,7 @@
 #include "controller/controller.h"
 #include "reconciler/invalid_object.h"
 #include "reconciler/schedule.h"
+#include "reconciler/schedule_memo.h"
 
 namespace cronledger::controller {
 
@@ -120,6 +121,7 @@ class ControllerImpl final : public Controller {
     // Set instead of in.cron_job when the stored CronJob does not decode (then in.jobs stays
     // empty).
     std::optional<reconciler::InvalidCronJob> invalid;
+    bool has_state = false;    // in.accounting is a completed pass's (the state blob, same uid)
     reconciler::SyncInput in;  // what Decide reads
   };
   PassReport RunPass(const std::string& key, const std::string& why);
@@ -132,7 +134,12 @@ class ControllerImpl final : public Controller {
   static reconciler::Step InvalidStep(const PassContext& ctx);
   Status FinishPass(const PassContext& ctx, std::vector<model::Input> unsent,
                     reconciler::SyncResult& result);
-  Result<model::AccountingState> LoadAccounting(const std::string& key, const std::string& uid);
+  // A pass that needs no record: see docs/controller.md "Unrecorded passes".
+  static bool Unrecorded(const PassContext& ctx, const reconciler::SyncResult& result);
+  // The accounting state of the CronJob's last completed pass; nullopt when there is none for
+  // this uid (never reconciled, or a CronJob of the same name before it).
+  Result<std::optional<model::AccountingState>> LoadAccounting(const std::string& key,
+                                                               const std::string& uid);
   // The CronJob and its Jobs into ctx (in.cron_job and in.jobs, or invalid; view_seq).
   Status ReadView(PassContext& ctx);
 
@@ -145,6 +152,9 @@ class ControllerImpl final : public Controller {
   Actuator& actuator_;
   const WallClock& wall_;
   const model::TimeZoneDb& tzdb_;
+  // Every pass's schedule, parsed once per distinct text (thread-safe; Decide decides the same
+  // with and without it).
+  mutable reconciler::ScheduleMemo schedule_memo_;
   WorkQueue queue_;
   // One Ingest at a time: priors are read before their commit. Stats() takes it to read a
   // CronJob's schedule.
@@ -171,12 +181,13 @@ class ControllerImpl final : public Controller {
   // anything else (the CronJob is gone, suspended, or has no next fire time) drops it.
   void TrackExpected(const std::string& key, const PassReport& report);
   // The CronJob's schedule as the handlers know it (or as the view holds it), parsed.
-  std::unique_ptr<reconciler::Schedule> ScheduleOf(const std::string& key) const;
+  std::shared_ptr<const reconciler::Schedule> ScheduleOf(const std::string& key) const;
   mutable std::mutex expecting_mu_;
   std::unordered_map<std::string, Expecting> expecting_;    // guarded by expecting_mu_
   std::function<bool(const std::string& key)> key_filter_;  // guarded by expecting_mu_
 
   std::atomic<uint64_t> passes_{0};
+  std::atomic<uint64_t> unrecorded_passes_{0};
   std::atomic<uint64_t> errors_{0};
   std::atomic<uint64_t> api_calls_{0};
   std::atomic<uint64_t> decisions_{0};

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -72,8 +73,23 @@ TEST(ControllerLedgerTest, EveryPassLeavesTickIntentsOutcomesEndAndDecisionsInOr
     }
     if (const auto* e = std::get_if<model::PassEnd>(&r.input)) by_tick[e->tick_seq].push_back(r);
   }
-  // Every call the cluster saw had its intent committed first, in the same order.
-  EXPECT_EQ(intended, h.cluster().Calls());
+  // Every call the cluster saw had its intent committed first, in the same order. The intent names
+  // the call; the body of a successful create is the createJob decision's Job.
+  std::vector<model::ApiCall> performed = h.cluster().Calls();
+  std::vector<model::Json> created_bodies;
+  for (model::ApiCall& call : performed) {
+    if (call.verb == model::ApiVerb::kCreate) created_bodies.push_back(call.object);
+    call.object = nullptr;
+  }
+  EXPECT_EQ(intended, performed);
+  std::vector<model::Json> decided_bodies;
+  for (const model::Decision& d : h.Decisions()) {
+    if (d.action == DecisionAction::kCreateJob) decided_bodies.push_back(d.job_object);
+  }
+  ASSERT_FALSE(decided_bodies.empty());
+  for (const model::Json& body : decided_bodies) {
+    EXPECT_NE(std::find(created_bodies.begin(), created_bodies.end(), body), created_bodies.end());
+  }
 
   std::map<uint64_t, std::vector<model::Decision>> decisions;
   uint64_t last_seq = 0;
@@ -106,6 +122,58 @@ TEST(ControllerLedgerTest, EveryPassLeavesTickIntentsOutcomesEndAndDecisionsInOr
   }
   EXPECT_TRUE(decisions.empty()) << "decisions without a pass";
   EXPECT_GT(with_calls, 10u);
+}
+
+// A pass whose only output is its requeue (no call, no other decision, the accounting unchanged)
+// and that a Job's watch event or a CronJob update started leaves no record at all. Every pass
+// that does anything, and every timer, start-up and add pass, is recorded; replay of the ledger
+// reproduces the recorded decisions and accounting states without the unrecorded passes.
+TEST(ControllerLedgerTest, PassesThatChangeNothingLeaveNoRecord) {
+  Harness h(At(12, 0, 30));
+  RunMixedScenario(h);
+  const ControllerStats stats = h.controller().Stats();
+  const std::vector<model::Tick> ticks = h.InputsOf<model::Tick>();
+  // The passes of this process only (the scenario restarts the controller once).
+  size_t ticks_since_restart = 0;
+  for (const model::Tick& t : ticks) ticks_since_restart += t.now >= At(12, 15, 10);
+  EXPECT_GT(stats.unrecorded_passes, 0u);
+  EXPECT_EQ(stats.passes, ticks_since_restart + stats.unrecorded_passes);
+
+  std::map<uint64_t, std::vector<model::Decision>> by_tick;
+  for (const model::Decision& d : h.Decisions()) by_tick[d.cause.tick_seq].push_back(d);
+  std::map<uint64_t, std::string> trigger;        // tick seq -> trigger
+  std::map<std::string, std::string> accounting;  // CronJob -> its last PassEnd's accounting
+  size_t timer = 0, eligible = 0;
+  for (const store::LogRecord& r : h.Inputs()) {
+    if (const auto* tick = std::get_if<model::Tick>(&r.input)) {
+      trigger[r.seq] = tick->trigger;
+      timer += tick->trigger == "timer";
+      continue;
+    }
+    const auto* end = std::get_if<model::PassEnd>(&r.input);
+    if (end == nullptr) continue;
+    const std::string& why = trigger[end->tick_seq];
+    auto before = accounting.find(end->name);
+    if (why == "job-add" || why == "job-update" || why == "job-delete" || why == "cronjob-update") {
+      ++eligible;
+      // Recorded, so it did something besides requeueing.
+      bool only_requeue = true;
+      for (const model::Decision& d : by_tick[end->tick_seq]) {
+        only_requeue = only_requeue && d.action == DecisionAction::kRequeue;
+      }
+      const bool changed = before == accounting.end() || before->second != end->accounting;
+      EXPECT_TRUE(end->calls > 0 || !only_requeue || changed) << "tick " << end->tick_seq;
+    }
+    accounting[end->name] = end->accounting;
+  }
+  EXPECT_GT(timer, 10u);
+  EXPECT_GT(eligible, 0u);
+
+  auto replayed = testing::ReplayLedger(h.ledger());
+  ASSERT_TRUE(replayed.ok()) << replayed.status().ToString();
+  EXPECT_EQ(replayed->divergences, 0u) << testing::FirstProblem(*replayed);
+  EXPECT_EQ(replayed->derived.size(), h.Decisions().size());
+  EXPECT_EQ(replayed->derived_digest.sha256, replayed->recorded_digest.sha256);
 }
 
 // The Tick has no commit of its own: it leads the unit of the pass's first intent, or of its end

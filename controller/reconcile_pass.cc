@@ -5,7 +5,8 @@
 // goes on, and the decisions, the PassEnd and the accounting state are one unit of work. The Tick
 // has no commit of its own: it goes with the pass's first intent, or with its end when the pass
 // makes no call (the ledger fills the tick_seq of that intent or PassEnd and of the decisions).
-// A crash before that first commit leaves no trace of the pass, which made no call yet.
+// A crash before that first commit leaves no trace of the pass, which made no call yet. A pass
+// that calls nothing and changes nothing commits nothing at all (Unrecorded below).
 
 #include <cstdint>
 #include <string>
@@ -15,7 +16,9 @@
 
 #include "controller/controller_impl.h"
 #include "model/api_call.h"
+#include "model/job_fields.h"
 #include "model/json.h"
+#include "reconciler/decide.h"
 #include "reconciler/invalid_object.h"
 
 namespace cronledger::controller {
@@ -39,8 +42,12 @@ std::string ResultName(const reconciler::SyncResult& r) {
   return r.requeue_after ? "requeue" : "done";
 }
 
+// The intent names the call; its body (a create's Job, a status write's CronJob) is not kept: it is
+// a function of the view the pass read, and the pass's decisions record it (createJob's job,
+// updateStatus's status).
 model::ActionIntent IntentOf(const model::ApiCall& call, Time now, uint64_t tick_seq,
                              size_t index) {
+  const model::ApiCall named{call.verb, call.kind, call.namespace_, call.name, nullptr};
   return model::ActionIntent{now,
                              tick_seq,
                              static_cast<uint32_t>(index),
@@ -48,9 +55,10 @@ model::ActionIntent IntentOf(const model::ApiCall& call, Time now, uint64_t tick
                              KindOf(call.kind),
                              call.namespace_,
                              call.name,
-                             model::DumpJson(model::EncodeApiCall(call))};
+                             model::DumpJson(model::EncodeApiCall(named))};
 }
 
+// `outcome` is already in its recorded form (reconciler::RecordedOutcome).
 model::ActionOutcome OutcomeOf(const model::ApiCall& call, const model::ApiOutcome& outcome,
                                Time now, uint64_t intent_seq) {
   return model::ActionOutcome{now,
@@ -95,15 +103,15 @@ Result<std::pair<std::string, model::AccountingState>> DecodeControllerState(
   return std::make_pair(j["uid"].get<std::string>(), std::move(s));
 }
 
-Result<model::AccountingState> ControllerImpl::LoadAccounting(const std::string& key,
-                                                              const std::string& uid) {
+Result<std::optional<model::AccountingState>> ControllerImpl::LoadAccounting(
+    const std::string& key, const std::string& uid) {
   auto blob = ledger_.GetControllerState(key);
-  if (blob.status().IsNotFound()) return model::AccountingState{};
+  if (blob.status().IsNotFound()) return std::optional<model::AccountingState>();
   if (!blob.ok()) return blob.status();
   CL_ASSIGN_OR_RETURN(auto state, DecodeControllerState(*blob));
   // A CronJob deleted and created again under the same name starts with fresh bookkeeping.
-  if (state.first != uid) return model::AccountingState{};
-  return std::move(state.second);
+  if (state.first != uid) return std::optional<model::AccountingState>();
+  return std::optional<model::AccountingState>(std::move(state.second));
 }
 
 Status ControllerImpl::ReadView(PassContext& ctx) {
@@ -121,7 +129,7 @@ Status ControllerImpl::ReadView(PassContext& ctx) {
   ctx.in.cron_job = std::move(*decoded);
   ctx.in.jobs.reserve(view.jobs.size());
   for (const store::ViewObject& obj : view.jobs) {
-    auto job = reconciler::DecodeStoredJob(obj.raw);
+    auto job = model::DecodeJobFields(obj.raw);  // what replay's passes read of it too
     if (!job.ok()) {
       // Its CronJob's fire times cannot be evaluated without it: the pass records why it does
       // not act, as for a CronJob that does not decode (the first such Job by name).
@@ -154,8 +162,12 @@ Result<std::optional<ControllerImpl::PassContext>> ControllerImpl::BeginPass(
   }
   CL_RETURN_IF_ERROR(read);
   ctx.uid = ctx.invalid ? ctx.invalid->ref.uid : ctx.in.cron_job.metadata.uid;
-  CL_ASSIGN_OR_RETURN(ctx.in.accounting, LoadAccounting(key, ctx.uid));
+  CL_ASSIGN_OR_RETURN(std::optional<model::AccountingState> accounting,
+                      LoadAccounting(key, ctx.uid));
+  ctx.has_state = accounting.has_value();
+  if (accounting) ctx.in.accounting = std::move(*accounting);
   ctx.in.options = options_.decide;
+  ctx.in.options.schedule_memo = &schedule_memo_;
   ctx.in.tzdb = &tzdb_;
   ctx.in.now = wall_.Now();  // the one clock read of the pass, recorded in its Tick
   ++passes_;
@@ -186,13 +198,38 @@ Result<reconciler::Step> ControllerImpl::PerformCalls(PassContext& ctx,
     unit.inputs.emplace_back(IntentOf(call, ctx.in.now, ctx.tick_seq, ctx.in.outcomes.size()));
     CL_ASSIGN_OR_RETURN(store::CommitResult committed, ledger_.Commit(std::move(unit)));
     if (ctx.tick_seq == 0) ctx.tick_seq = committed.first_input_seq;  // the Tick led that unit
-    model::ApiOutcome outcome = actuator_.Perform(call);
+    // The pass goes on with what the ledger keeps of the answer, so that replay, which has only
+    // that, decides as the pass did.
+    model::ApiOutcome outcome = reconciler::RecordedOutcome(call, actuator_.Perform(call));
     ++api_calls_;
     unsent->emplace_back(OutcomeOf(call, outcome, ctx.in.now, committed.last_input_seq));
     ctx.in.outcomes.push_back(std::move(outcome));
     step = reconciler::Decide(ctx.in);
   }
   return step;
+}
+
+// A pass whose whole output is when to look at the CronJob again: it made no call, decided
+// nothing but its requeue, and left the accounting state of the CronJob's last completed pass as
+// it was. Triggered by a Job's watch event or by an update of the CronJob (its status, mostly: the
+// controller's own writes come back as updates), such a pass is not recorded: the decisions of
+// every later pass are the same without it, so replay reproduces them, and the watch event that
+// triggered it is in the log. Timer, start-up, add, delete and retry passes are always recorded:
+// they are the evidence of when the controller looked at a fire time.
+bool ControllerImpl::Unrecorded(const PassContext& ctx, const reconciler::SyncResult& result) {
+  if (ctx.invalid || !ctx.has_state || !ctx.in.outcomes.empty() || result.error ||
+      !result.events.empty() || result.status_changed) {
+    return false;
+  }
+  const std::string_view why = ctx.why;
+  if (why != trigger::kJobAdd && why != trigger::kJobUpdate && why != trigger::kJobDelete &&
+      why != trigger::kCronJobUpdate) {
+    return false;
+  }
+  for (const model::Decision& d : result.decisions) {
+    if (d.action != model::DecisionAction::kRequeue) return false;
+  }
+  return result.accounting == ctx.in.accounting;
 }
 
 // The last outcome, the decisions, the PassEnd and the state blob: one unit of work.
@@ -230,6 +267,11 @@ PassReport ControllerImpl::RunPass(const std::string& key, const std::string& wh
       pass.invalid ? Result<reconciler::Step>(InvalidStep(pass)) : PerformCalls(pass, &unsent);
   if (!step.ok()) return Failed(report, step.status());
   reconciler::SyncResult& result = step->result;
+  if (Unrecorded(pass, result)) {
+    ++unrecorded_passes_;
+    report.requeue_after = result.requeue_after;
+    return report;
+  }
   const Status finished = FinishPass(pass, std::move(unsent), result);
   if (!finished.ok()) return Failed(report, finished);
   // Kubernetes Events only after the pass that produced them is committed (actuator.h).

@@ -91,6 +91,14 @@ struct Step {
   SyncResult result;
 };
 
+// The part of an API answer a pass reads, which is all a driver needs to keep of it to replay the
+// pass (the ledger's ActionOutcome): a pass decides the same with `outcome` or with its recorded
+// form. A created Job keeps apiVersion, kind and metadata's name, namespace, uid and
+// resourceVersion (when its metadata decodes; otherwise the whole object, whose error the pass
+// reports); a status write's and a delete's answer keep only reason and message; a get's answer is
+// kept whole.
+model::ApiOutcome RecordedOutcome(const model::ApiCall& call, model::ApiOutcome outcome);
+
 // Never throws; CL_CHECKs that `in.tzdb` is set.
 Step Decide(const SyncInput& in);
 // The same over borrowed objects; also CL_CHECKs `cron_job` and `accounting`.

@@ -199,5 +199,53 @@ TEST(DecideProperties, BorrowedInputWithoutCallObjectsDecidesTheSame) {
   EXPECT_GT(with_objects, 25);  // create and updateStatus calls were reached
 }
 
+TEST(DecideProperties, RecordedOutcomesDecideAsTheWholeAnswers) {
+  // A driver keeps only RecordedOutcome of each answer (the ledger's ActionOutcome); the pass
+  // decides the same with it as with the answer the API gave.
+  Gen g(424242);
+  int shortened = 0;
+  for (int i = 0; i < 300; ++i) {
+    SCOPED_TRACE(i);
+    Case c = RandomCase(g);
+    EmulatedApi api(c.api, model::EncodeCronJob(c.input.cron_job));
+    SyncInput whole = c.input;
+    Step step = DecideWithEmulatedApi(api, &whole);
+    SyncInput recorded = whole;
+    for (size_t k = 0; k < recorded.outcomes.size(); ++k) {
+      recorded.outcomes[k] = RecordedOutcome(step.result.actions[k], recorded.outcomes[k]);
+      if (!(recorded.outcomes[k] == whole.outcomes[k])) ++shortened;
+    }
+    const Step again = Decide(recorded);
+    ASSERT_FALSE(again.next_call.has_value());
+    EXPECT_EQ(model::DumpJson(EncodeSyncResult(again.result)),
+              model::DumpJson(EncodeSyncResult(step.result)));
+    EXPECT_EQ(again.result.accounting, step.result.accounting);
+  }
+  EXPECT_GT(shortened, 25);  // creates, status writes and deletes were answered
+}
+
+TEST(DecideProperties, RecordedOutcomeKeepsWhatThePassReads) {
+  const model::ApiCall create{model::ApiVerb::kCreate, model::ApiKind::kJob, "ns", "j", nullptr};
+  model::Json job = model::Json::parse(
+      R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"ns","uid":"u",)"
+      R"("resourceVersion":"7","labels":{"a":"b"},"managedFields":[{"manager":"x"}]},)"
+      R"("spec":{"template":{}},"status":{}})");
+  const model::ApiOutcome kept = RecordedOutcome(create, model::ApiOutcome::Ok(job));
+  EXPECT_EQ(model::DumpJson(kept.object),
+            R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"ns",)"
+            R"("resourceVersion":"7","uid":"u"}})");
+  // A Job whose metadata does not decode is kept whole: the pass reports its error.
+  job["metadata"]["uid"] = 5;
+  EXPECT_EQ(RecordedOutcome(create, model::ApiOutcome::Ok(job)).object, job);
+  // Errors keep reason and message; status writes and deletes keep no object; gets keep all.
+  const model::ApiOutcome exists = model::ApiOutcome::Error("AlreadyExists", "exists");
+  EXPECT_EQ(RecordedOutcome(create, exists), exists);
+  const model::ApiCall status{model::ApiVerb::kUpdateStatus, model::ApiKind::kCronJob, "ns", "c",
+                              nullptr};
+  EXPECT_TRUE(RecordedOutcome(status, model::ApiOutcome::Ok(job)).object.is_null());
+  const model::ApiCall get{model::ApiVerb::kGet, model::ApiKind::kJob, "ns", "j", nullptr};
+  EXPECT_EQ(RecordedOutcome(get, model::ApiOutcome::Ok(job)).object, job);
+}
+
 }  // namespace
 }  // namespace cronledger::reconciler

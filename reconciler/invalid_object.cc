@@ -18,11 +18,6 @@ Result<model::CronJob> DecodeStoredCronJob(std::string_view raw) {
   return decoded;
 }
 
-Result<model::Job> DecodeStoredJob(std::string_view raw) {
-  CL_ASSIGN_OR_RETURN(model::Json json, model::ParseJson(raw));
-  return model::DecodeJob(json);
-}
-
 std::string StoredJobError(std::string_view name, const Status& error) {
   return error.WithContext("stored Job " + std::string(name)).message();
 }

@@ -38,9 +38,6 @@ Result<model::CronJob> DecodeStoredCronJob(std::string_view raw);
 // DecodeCronJob's): what DecodeStoredCronJob returns.
 std::string StoredCronJobError(const Status& error);
 
-// The stored bytes of a Job decoded, or the status every reader reports for them (ParseJson's or
-// DecodeJob's error, without context: StoredJobError adds it).
-Result<model::Job> DecodeStoredJob(std::string_view raw);
 // The message of stored Job `name` that failed to decode with `error`: "stored Job NAME: ...".
 std::string StoredJobError(std::string_view name, const Status& error);
 

@@ -34,6 +34,35 @@ Time DefaultAnchor(const model::CronJob& cj) {
 
 }  // namespace
 
+model::ApiOutcome RecordedOutcome(const model::ApiCall& call, model::ApiOutcome outcome) {
+  switch (call.verb) {
+    case ApiVerb::kGet:
+      break;
+    case ApiVerb::kUpdateStatus:
+    case ApiVerb::kDelete:
+      outcome.object = nullptr;  // the pass reads reason and message only
+      break;
+    case ApiVerb::kCreate: {
+      if (call.kind != ApiKind::kJob || !outcome.ok()) break;
+      // The create path reads the object through DecodeJobMetadata, and of that only these four.
+      auto meta = model::DecodeJobMetadata(outcome.object);
+      if (!meta.ok()) break;
+      model::Json kept(model::Json::value_t::object);
+      kept["apiVersion"] = std::move(outcome.object["apiVersion"]);
+      kept["kind"] = std::move(outcome.object["kind"]);
+      model::Json& m = kept["metadata"];
+      m = model::Json(model::Json::value_t::object);
+      m["name"] = std::move(meta->name);
+      m["namespace"] = std::move(meta->namespace_);
+      m["uid"] = std::move(meta->uid);
+      m["resourceVersion"] = std::move(meta->resource_version);
+      outcome.object = std::move(kept);
+      break;
+    }
+  }
+  return outcome;
+}
+
 Step Decide(const SyncInput& in) {
   std::vector<const model::Job*> jobs;
   jobs.reserve(in.jobs.size());

@@ -2,9 +2,9 @@
 
 #include <thread>
 
+#include "model/job_fields.h"
 #include "model/json.h"
 #include "replay/engine_internal.h"
-#include "replay/job_fields.h"
 
 namespace cronledger::replay {
 namespace internal {
@@ -74,8 +74,9 @@ Status Engine::OnOutcome(uint64_t seq, const model::ActionOutcome& o) {
     p.outcomes.emplace_back();
     return Status::Ok();
   }
-  if (fast_) {  // a verify-only pass reads only some of the outcome (replay/job_fields.h)
-    CL_ASSIGN_OR_RETURN(model::ApiOutcome outcome, DecodeOutcomeFields(o.payload, o.verb, o.kind));
+  if (fast_) {  // a verify-only pass reads only some of the outcome (model/job_fields.h)
+    CL_ASSIGN_OR_RETURN(model::ApiOutcome outcome,
+                        model::DecodeOutcomeFields(o.payload, o.verb, o.kind));
     p.outcomes.push_back(std::move(outcome));
     return Status::Ok();
   }

@@ -1,4 +1,4 @@
-#include "replay/job_fields.h"
+#include "model/job_fields.h"
 
 #include <gtest/gtest.h>
 
@@ -6,10 +6,19 @@
 #include <string>
 #include <vector>
 
+#include "model/api_call.h"
 #include "model/json.h"
+#include "reconciler/decide.h"
 
 namespace cronledger::replay {
 namespace {
+
+using model::DecodeCronJobFields;
+using model::DecodeCronJobFieldsFast;
+using model::DecodeJobFields;
+using model::DecodeJobFieldsFast;
+using model::DecodeOutcomeFields;
+using model::DecodeOutcomeFieldsFast;
 
 // What the nlohmann path decides: DecodeJob(ParseJson(bytes)) without the JSON members.
 Result<model::Job> Reference(std::string_view bytes) {
@@ -300,6 +309,16 @@ TEST(JobFields, OutcomesDecodeAsTheNlohmannPathDoesForWhatThePassReads) {
                               {"uid", md["uid"]},
                               {"resourceVersion", md["resourceVersion"]}}}};
   EXPECT_EQ(o.object, want);
+  // The form the controller records a create's answer in today (reconciler::RecordedOutcome): a
+  // ledger recorded in it decodes to the same outcome as one that kept the whole answer.
+  const model::ApiCall create{model::ApiVerb::kCreate, model::ApiKind::kJob, "", "", nullptr};
+  const model::ApiOutcome recorded =
+      reconciler::RecordedOutcome(create, model::ApiOutcome::Ok(whole));
+  EXPECT_EQ(recorded.object, want);
+  model::ApiOutcome from_recorded;
+  EXPECT_TRUE(DecodeOutcomeFieldsFast(model::DumpJson(model::EncodeApiOutcome(recorded)), "create",
+                                      model::ObjectKind::kJob, &from_recorded));
+  EXPECT_EQ(from_recorded, o);
   EXPECT_TRUE(
       DecodeOutcomeFieldsFast(payloads[0], "updateStatus", model::ObjectKind::kCronJob, &o));
   EXPECT_TRUE(o.object.is_null());

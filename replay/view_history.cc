@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include "model/job_fields.h"
 #include "model/json.h"
-#include "replay/job_fields.h"
 
 namespace cronledger::replay {
 namespace {
@@ -59,8 +59,8 @@ void DecodeObject(bool without_json, bool pruned, std::string_view raw, uint64_t
 void DecodeInto(bool without_json, bool pruned, std::string_view raw, FamilyChange* c) {
   if (c->op == FamilyChange::Op::kCronJob) {
     Status failed;
-    DecodeObject<model::CronJob>(without_json, pruned, raw, c->seq, &DecodeCronJobFieldsFast,
-                                 &DecodeCronJobFields, &model::DecodeCronJob, &c->cron_job,
+    DecodeObject<model::CronJob>(without_json, pruned, raw, c->seq, &model::DecodeCronJobFieldsFast,
+                                 &model::DecodeCronJobFields, &model::DecodeCronJob, &c->cron_job,
                                  &c->error, &failed);
     if (!pruned && !failed.ok()) {
       c->invalid_cron_job = reconciler::InvalidCronJob{c->cron_job_ref, c->seq,
@@ -68,8 +68,8 @@ void DecodeInto(bool without_json, bool pruned, std::string_view raw, FamilyChan
     }
   } else {
     Status failed;
-    DecodeObject<model::Job>(without_json, pruned, raw, c->seq, &DecodeJobFieldsFast,
-                             &DecodeJobFields, &model::DecodeJob, &c->job_object, &c->error,
+    DecodeObject<model::Job>(without_json, pruned, raw, c->seq, &model::DecodeJobFieldsFast,
+                             &model::DecodeJobFields, &model::DecodeJob, &c->job_object, &c->error,
                              &failed);
     if (!pruned && !failed.ok()) {
       c->invalid_job = InvalidJobBytes{c->seq, reconciler::StoredJobError(c->job, failed)};

@@ -130,8 +130,8 @@ inline std::string FamilyKey(std::string_view ns, std::string_view name) {
 class ViewHistory {
  public:
   // Families for which `in_scope(ns, name)` is false are not tracked (null = all are).
-  // With `jobs_without_json`, Jobs are decoded by DecodeJobFields (replay/job_fields.h): their
-  // JSON members are null. Only for recorded passes that nothing else reads the view of.
+  // With `jobs_without_json`, Jobs are decoded by model::DecodeJobFields (model/job_fields.h):
+  // their JSON members are null. Only for recorded passes that nothing else reads the view of.
   explicit ViewHistory(std::function<bool(std::string_view, std::string_view)> in_scope = nullptr,
                        bool jobs_without_json = false)
       : in_scope_(std::move(in_scope)), jobs_without_json_(jobs_without_json) {}

@@ -27,7 +27,9 @@
 #include "controller/sim_cluster.h"
 #include "controller/sim_pump.h"
 #include "model/objects.h"
+#include "reconciler/decide.h"
 #include "reconciler/schedule.h"
+#include "reconciler/schedule_memo.h"
 
 namespace cronledger::bench {
 namespace {
@@ -227,7 +229,9 @@ void PrintReference() {
 // ledger holds them after the window (the CronJob, its Jobs, its accounting state), at the next
 // fire time. A create pass calls Decide once per API call plus once (create, updateStatus, end);
 // the outcomes fed back are OK with the requested object, which is what the simulated cluster
-// returns for them in substance. Returns {ns per create pass, Decide calls per pass}.
+// returns for them in substance, in the form the controller records and decides on
+// (reconciler::RecordedOutcome); parsed schedules are memoized as in the controller. Returns
+// {ns per create pass, Decide calls per pass}.
 std::pair<double, double> DecideFloor(const Options& o, store::Ledger& ledger,
                                       const model::TimeZoneDb& tzdb, Time now) {
   std::vector<reconciler::SyncInput> inputs;
@@ -258,6 +262,7 @@ std::pair<double, double> DecideFloor(const Options& o, store::Ledger& ledger,
   }
   uint64_t passes = 0, calls = 0;
   std::vector<model::ApiOutcome> outcomes;
+  reconciler::ScheduleMemo memo;  // as the controller's passes decide
   const double cpu0 = ProcessCpuSeconds();
   const auto t0 = std::chrono::steady_clock::now();
   do {
@@ -268,13 +273,16 @@ std::pair<double, double> DecideFloor(const Options& o, store::Ledger& ledger,
       ref.now = inputs[i].now;
       ref.tzdb = &tzdb;
       ref.accounting = &inputs[i].accounting;
+      ref.options.schedule_memo = &memo;
       outcomes.clear();
       for (;;) {
         ref.outcomes = outcomes;
         reconciler::Step step = reconciler::Decide(ref);
         ++calls;
         if (!step.next_call) break;
-        outcomes.push_back(model::ApiOutcome::Ok(std::move(step.next_call->object)));
+        model::Json object = std::move(step.next_call->object);
+        outcomes.push_back(
+            reconciler::RecordedOutcome(*step.next_call, model::ApiOutcome::Ok(std::move(object))));
       }
       ++passes;
     }

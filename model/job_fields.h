@@ -1,10 +1,13 @@
 #pragma once
 
-// The Jobs of a replayed view decoded for the recorded pass only (docs/replay.md "Throughput"):
-// the typed fields Decide reads, without the JSON trees (model::Job::raw, spec, metadata.raw,
-// status.raw, the conditions' and owner references' raw are null). A recorded pass without call
-// objects never encodes a Job, so it decides the same from it; what-if passes and the observers
-// (why, state) get the whole object from model::DecodeJob.
+// Stored objects decoded for a pass (the controller's live passes and replay's): the typed fields
+// Decide reads, without the JSON trees (model::Job::raw, spec, metadata.raw, status.raw, the
+// conditions' and owner references' raw are null). A pass never encodes a Job it read from the
+// view (it encodes only the CronJob, for a status write, and a new Job from the CronJob's
+// template), so it decides the same from these as from the whole objects; replay's what-if passes
+// and observers (why, state) get the whole object from model::DecodeJob. The bytes are read with
+// simdjson; anything it does not decide as nlohmann would goes to the nlohmann path, so the
+// result, errors included, is always what the nlohmann path gives.
 
 #include <string_view>
 
@@ -13,7 +16,7 @@
 #include "model/objects.h"
 #include "model/result.h"
 
-namespace cronledger::replay {
+namespace cronledger::model {
 
 // Exactly DecodeJob(ParseJson(json)) with StripJobJson applied, errors included: the bytes are
 // read with simdjson; anything it does not decide the same way as nlohmann (an error, a \u escape,
@@ -41,12 +44,13 @@ void StripCronJobJson(model::CronJob* cj);
 // created Job (verb "create", kind Job) whose object decodes as a whole (DecodeJobFieldsFast),
 // the object holds only apiVersion, kind and metadata's name, namespace, uid and resourceVersion
 // (all the pass reads of it); for "updateStatus" and "delete" it is null (the pass reads only
-// reason and message). Other verbs, a \u escape, a repeated key, anything simdjson rejects and a
-// created Job that does not decode go through the nlohmann path (whole object).
+// reason and message): reconciler::RecordedOutcome's form, which is what newer ledgers hold. Other
+// verbs, a \u escape, a repeated key, anything simdjson rejects and a created Job that does not
+// decode go through the nlohmann path (whole object).
 Result<model::ApiOutcome> DecodeOutcomeFields(std::string_view payload, std::string_view verb,
                                               model::ObjectKind kind);
 // The simdjson path alone: false when it leaves the payload to the nlohmann path (tests).
 bool DecodeOutcomeFieldsFast(std::string_view payload, std::string_view verb,
                              model::ObjectKind kind, model::ApiOutcome* out);
 
-}  // namespace cronledger::replay
+}  // namespace cronledger::model

@@ -1,4 +1,4 @@
-#include "replay/job_fields.h"
+#include "model/job_fields.h"
 
 #include <simdjson.h>
 
@@ -8,7 +8,7 @@
 #include "model/api_call.h"
 #include "model/json.h"
 
-namespace cronledger::replay {
+namespace cronledger::model {
 namespace {
 
 namespace dom = simdjson::dom;
@@ -514,4 +514,4 @@ Result<model::Job> DecodeJobFields(std::string_view json) {
   return job;
 }
 
-}  // namespace cronledger::replay
+}  // namespace cronledger::model
