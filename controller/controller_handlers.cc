@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "controller/controller_impl.h"
+#include "model/job_fields.h"
 #include "model/json.h"
 #include "model/objects.h"
 #include "reconciler/cronjob_update.h"
@@ -77,14 +78,12 @@ std::optional<ControllerImpl::Prior> ControllerImpl::PriorOf(const model::WatchE
   Prior p{ev.resource_version, ev.owner_name, Uid::Of(ev.owner_uid), "", std::nullopt,
           Uid::Of(ev.uid),     false};
   if (ev.kind == model::ObjectKind::kCronJob) {
-    auto j = model::ParseJson(ev.raw);
-    if (j.ok()) {
-      auto cj = model::DecodeCronJob(*j);
-      if (cj.ok()) {
-        p.schedule = std::move(cj->spec.schedule);
-        p.time_zone = std::move(cj->spec.time_zone);
-        p.decoded = true;
-      }
+    // Decodes exactly when DecodeCronJob does, without building the JSON tree.
+    auto cj = model::DecodeCronJobFields(ev.raw);
+    if (cj.ok()) {
+      p.schedule = std::move(cj->spec.schedule);
+      p.time_zone = std::move(cj->spec.time_zone);
+      p.decoded = true;
     }
   }
   return p;

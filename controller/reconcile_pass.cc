@@ -168,6 +168,7 @@ Result<std::optional<ControllerImpl::PassContext>> ControllerImpl::BeginPass(
   if (accounting) ctx.in.accounting = std::move(*accounting);
   ctx.in.options = options_.decide;
   ctx.in.options.schedule_memo = &schedule_memo_;
+  ctx.in.options.performed_call_objects = false;  // only the pending call is sent
   ctx.in.tzdb = &tzdb_;
   ctx.in.now = wall_.Now();  // the one clock read of the pass, recorded in its Tick
   ++passes_;

@@ -35,6 +35,10 @@ struct DecideOptions {
   // call). Replay, which compares decisions and never sends the calls, turns it off; nothing
   // else changes (the decisions are the same). Default: true.
   bool call_objects = true;
+  // With call_objects: also fill the objects of the calls already answered (SyncResult::actions).
+  // A driver that only sends the pending call (the controller) turns it off and saves encoding a
+  // body it would drop each time Decide runs the pass again. Default: true.
+  bool performed_call_objects = true;
   // Where parsed schedules are looked up and kept (reconciler/schedule_memo.h); null parses the
   // schedule on every pass. Not owned; must outlive the call, and the tz database must outlive
   // the memo. The decisions are the same with and without one.

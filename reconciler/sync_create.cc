@@ -28,7 +28,7 @@ SyncPass::Flow SyncPass::CreateJob(Time slot) {
   }
   const std::string name = JobName(cj_->metadata.name, slot);
   auto created = Call(ApiVerb::kCreate, ApiKind::kJob, cj_->metadata.namespace_, name,
-                      in_.options.call_objects ? *request : model::Json());
+                      NextCallNeedsObject() ? *request : model::Json());
   if (!created) return Flow::kSuspend;
   const model::Json* response = nullptr;
   bool adopted = false;

@@ -112,7 +112,7 @@ SyncPass::Flow SyncPass::Finish() {
   out_.accounting = accountant_.Finish();
   if (out_.status_changed) {
     model::Json object;
-    if (in_.options.call_objects) {
+    if (NextCallNeedsObject()) {
       model::CronJob written = *cj_;
       written.status = status_;
       object = model::EncodeCronJob(written);
@@ -151,6 +151,11 @@ const model::ApiOutcome* SyncPass::Call(ApiVerb verb, ApiKind kind, const std::s
   }
   out_.actions.push_back(std::move(call));
   return &in_.outcomes[next_outcome_++];
+}
+
+bool SyncPass::NextCallNeedsObject() const {
+  return in_.options.call_objects &&
+         (in_.options.performed_call_objects || next_outcome_ >= in_.outcomes.size());
 }
 
 model::Decision SyncPass::NewRecord(DecisionAction action) const {
