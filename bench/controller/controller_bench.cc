@@ -230,8 +230,8 @@ void PrintReference() {
 // fire time. A create pass calls Decide once per API call plus once (create, updateStatus, end);
 // the outcomes fed back are OK with the requested object, which is what the simulated cluster
 // returns for them in substance, in the form the controller records and decides on
-// (reconciler::RecordedOutcome); parsed schedules are memoized as in the controller. Returns
-// {ns per create pass, Decide calls per pass}.
+// (reconciler::RecordedOutcome); parsed schedules are memoized and only the pending call's body
+// is built, as in the controller. Returns {ns per create pass, Decide calls per pass}.
 std::pair<double, double> DecideFloor(const Options& o, store::Ledger& ledger,
                                       const model::TimeZoneDb& tzdb, Time now) {
   std::vector<reconciler::SyncInput> inputs;
@@ -274,6 +274,7 @@ std::pair<double, double> DecideFloor(const Options& o, store::Ledger& ledger,
       ref.tzdb = &tzdb;
       ref.accounting = &inputs[i].accounting;
       ref.options.schedule_memo = &memo;
+      ref.options.performed_call_objects = false;
       outcomes.clear();
       for (;;) {
         ref.outcomes = outcomes;
