@@ -168,7 +168,7 @@ Result<std::optional<ControllerImpl::PassContext>> ControllerImpl::BeginPass(
   if (accounting) ctx.in.accounting = std::move(*accounting);
   ctx.in.options = options_.decide;
   ctx.in.options.schedule_memo = &schedule_memo_;
-  ctx.in.options.performed_call_objects = false;  // only the pending call is sent
+  ctx.in.options.call_objects = reconciler::DecideOptions::CallObjects::kPending;
   ctx.in.tzdb = &tzdb_;
   ctx.in.now = wall_.Now();  // the one clock read of the pass, recorded in its Tick
   ++passes_;
@@ -218,10 +218,9 @@ Result<reconciler::Step> ControllerImpl::PerformCalls(PassContext& ctx,
 // triggered it is in the log. Timer, start-up, add, delete and retry passes are always recorded:
 // they are the evidence of when the controller looked at a fire time.
 bool ControllerImpl::Unrecorded(const PassContext& ctx, const reconciler::SyncResult& result) {
-  if (ctx.invalid || !ctx.has_state || !ctx.in.outcomes.empty() || result.error ||
-      !result.events.empty() || result.status_changed) {
-    return false;
-  }
+  // Events and status writes need no test of their own: each event is a decision, and a status
+  // write is a call.
+  if (ctx.invalid || !ctx.has_state || !ctx.in.outcomes.empty() || result.error) return false;
   const std::string_view why = ctx.why;
   if (why != trigger::kJobAdd && why != trigger::kJobUpdate && why != trigger::kJobDelete &&
       why != trigger::kCronJobUpdate) {

@@ -419,23 +419,26 @@ bool DecodeOutcomeFieldsFast(std::string_view payload, std::string_view verb,
     } else if (k == "object" && created_job && !kv.value.is_null()) {
       model::Job job;
       if (!JobOf(kv.value, &job)) return false;  // DecodeJob decides (and the pass with it)
-      // {"apiVersion", "kind", "metadata": {"name", "namespace", "uid", "resourceVersion"}},
-      // built member by member with the strings moved in (an initializer list copies each
-      // element, twice for the nested object).
-      model::ObjectMeta& m = job.metadata;
-      model::Json object(model::Json::value_t::object);
-      object["apiVersion"] = std::move(job.api_version);
-      object["kind"] = std::move(job.kind);
-      model::Json& meta = object["metadata"];
-      meta = model::Json(model::Json::value_t::object);
-      meta["name"] = std::move(m.name);
-      meta["namespace"] = std::move(m.namespace_);
-      meta["uid"] = std::move(m.uid);
-      meta["resourceVersion"] = std::move(m.resource_version);
-      out->object = std::move(object);
+      out->object = CreatedJobAsRead(std::move(job.api_version), std::move(job.kind),
+                                     std::move(job.metadata));
     }
   }
   return true;
+}
+
+model::Json CreatedJobAsRead(std::string api_version, std::string kind, model::ObjectMeta meta) {
+  // Built member by member with the strings moved in (an initializer list copies each element,
+  // twice for the nested object).
+  model::Json object(model::Json::value_t::object);
+  object["apiVersion"] = std::move(api_version);
+  object["kind"] = std::move(kind);
+  model::Json& m = object["metadata"];
+  m = model::Json(model::Json::value_t::object);
+  m["name"] = std::move(meta.name);
+  m["namespace"] = std::move(meta.namespace_);
+  m["uid"] = std::move(meta.uid);
+  m["resourceVersion"] = std::move(meta.resource_version);
+  return object;
 }
 
 Result<model::ApiOutcome> DecodeOutcomeFields(std::string_view payload, std::string_view verb,

@@ -39,6 +39,12 @@ bool DecodeCronJobFieldsFast(std::string_view json, model::CronJob* cj);
 // null: all but spec.jobTemplate.spec, status.raw and status.active[i].raw.
 void StripCronJobJson(model::CronJob* cj);
 
+// The part of a created Job's API answer a pass reads (DecodeJobMetadata of it, then these four
+// fields): {"apiVersion", "kind", "metadata": {"name", "namespace", "uid", "resourceVersion"}}.
+// What the controller records of a create's answer (reconciler::RecordedOutcome) and what replay
+// reads of a recorded one.
+model::Json CreatedJobAsRead(std::string api_version, std::string kind, model::ObjectMeta meta);
+
 // A recorded API outcome (model::EncodeApiOutcome's JSON) as a recorded pass without call objects
 // reads it: DecodeApiOutcome(ParseJson(payload)), errors included, except the object. For a
 // created Job (verb "create", kind Job) whose object decodes as a whole (DecodeJobFieldsFast),

@@ -31,14 +31,13 @@ class ScheduleMemo;
 struct DecideOptions {
   // Run history cleanup (docs/semantics.md §5) before scheduling. Default: true.
   bool history_cleanup = true;
-  // Fill ApiCall::object of the create and updateStatus calls (SyncResult::actions, the pending
-  // call). Replay, which compares decisions and never sends the calls, turns it off; nothing
-  // else changes (the decisions are the same). Default: true.
-  bool call_objects = true;
-  // With call_objects: also fill the objects of the calls already answered (SyncResult::actions).
-  // A driver that only sends the pending call (the controller) turns it off and saves encoding a
-  // body it would drop each time Decide runs the pass again. Default: true.
-  bool performed_call_objects = true;
+  // Which create and updateStatus calls get their ApiCall::object: all (SyncResult::actions and
+  // the pending call), only the pending one (a driver that sends it and keeps nothing else: the
+  // controller, which would otherwise encode a body it drops each time Decide runs the pass
+  // again), or none (replay, which compares decisions and never sends the calls). Nothing else
+  // changes: the decisions are the same. Default: kAll.
+  enum class CallObjects { kAll, kPending, kNone };
+  CallObjects call_objects = CallObjects::kAll;
   // Where parsed schedules are looked up and kept (reconciler/schedule_memo.h); null parses the
   // schedule on every pass. Not owned; must outlive the call, and the tz database must outlive
   // the memo. The decisions are the same with and without one.

@@ -183,7 +183,7 @@ TEST(DecideProperties, BorrowedInputWithoutCallObjectsDecidesTheSame) {
     std::vector<const model::Job*> jobs;
     for (const model::Job& job : in.jobs) jobs.push_back(&job);
     SyncInputRef ref{&in.cron_job, jobs, in.now, in.options, in.tzdb, &in.accounting, in.outcomes};
-    ref.options.call_objects = false;
+    ref.options.call_objects = DecideOptions::CallObjects::kNone;
     Step borrowed = Decide(ref);
     ASSERT_FALSE(borrowed.next_call.has_value());
     ASSERT_EQ(borrowed.result.actions.size(), step.result.actions.size());
@@ -199,7 +199,7 @@ TEST(DecideProperties, BorrowedInputWithoutCallObjectsDecidesTheSame) {
   EXPECT_GT(with_objects, 25);  // create and updateStatus calls were reached
 }
 
-TEST(DecideProperties, WithoutPerformedCallObjectsOnlyThePendingCallHasItsObject) {
+TEST(DecideProperties, WithPendingCallObjectsOnlyThePendingCallHasItsObject) {
   // The controller's form: every step's pending call has its object as before, and the result
   // is the same except for the objects of the calls already answered.
   Gen g(31337);
@@ -209,7 +209,7 @@ TEST(DecideProperties, WithoutPerformedCallObjectsOnlyThePendingCallHasItsObject
     EmulatedApi api(c.api, model::EncodeCronJob(c.input.cron_job));
     SyncInput whole = c.input;
     SyncInput lean = c.input;
-    lean.options.performed_call_objects = false;
+    lean.options.call_objects = DecideOptions::CallObjects::kPending;
     Step a = Decide(whole);
     Step b = Decide(lean);
     while (a.next_call) {

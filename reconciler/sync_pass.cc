@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "model/job_fields.h"
 #include "reconciler/job_builder.h"
 
 namespace cronledger::reconciler {
@@ -44,19 +45,16 @@ model::ApiOutcome RecordedOutcome(const model::ApiCall& call, model::ApiOutcome 
       break;
     case ApiVerb::kCreate: {
       if (call.kind != ApiKind::kJob || !outcome.ok()) break;
-      // The create path reads the object through DecodeJobMetadata, and of that only these four.
+      // The create path reads the object through DecodeJobMetadata, and of that only what
+      // CreatedJobAsRead keeps. apiVersion and kind decoded: strings, absent or null ("").
       auto meta = model::DecodeJobMetadata(outcome.object);
       if (!meta.ok()) break;
-      model::Json kept(model::Json::value_t::object);
-      kept["apiVersion"] = std::move(outcome.object["apiVersion"]);
-      kept["kind"] = std::move(outcome.object["kind"]);
-      model::Json& m = kept["metadata"];
-      m = model::Json(model::Json::value_t::object);
-      m["name"] = std::move(meta->name);
-      m["namespace"] = std::move(meta->namespace_);
-      m["uid"] = std::move(meta->uid);
-      m["resourceVersion"] = std::move(meta->resource_version);
-      outcome.object = std::move(kept);
+      const auto text = [&outcome](const char* key) {
+        auto it = outcome.object.find(key);
+        return it != outcome.object.end() && it->is_string() ? it->get<std::string>()
+                                                             : std::string();
+      };
+      outcome.object = model::CreatedJobAsRead(text("apiVersion"), text("kind"), std::move(*meta));
       break;
     }
   }
@@ -154,8 +152,15 @@ const model::ApiOutcome* SyncPass::Call(ApiVerb verb, ApiKind kind, const std::s
 }
 
 bool SyncPass::NextCallNeedsObject() const {
-  return in_.options.call_objects &&
-         (in_.options.performed_call_objects || next_outcome_ >= in_.outcomes.size());
+  switch (in_.options.call_objects) {
+    case DecideOptions::CallObjects::kAll:
+      return true;
+    case DecideOptions::CallObjects::kPending:
+      return next_outcome_ >= in_.outcomes.size();
+    case DecideOptions::CallObjects::kNone:
+      return false;
+  }
+  return false;
 }
 
 model::Decision SyncPass::NewRecord(DecisionAction action) const {

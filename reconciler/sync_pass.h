@@ -57,8 +57,7 @@ class SyncPass {
   Flow CreateJob(Time slot);
   Flow AdoptExisting(Time slot, const std::string& name, const model::Json** response);
   Flow Requeue();
-  // Whether the next Call needs its object: call_objects, and the call is the pending one or the
-  // caller keeps the objects of answered calls too.
+  // Whether the next Call gets its object (DecideOptions::call_objects).
   bool NextCallNeedsObject() const;
 
   const SyncInputRef& in_;

@@ -157,7 +157,8 @@ void Engine::RunPass(const std::string& view_key, PassSummary summary, const Fam
     in.jobs = jobs_;
     in.now = summary.tick.now;
     in.options.history_cleanup = p.history_cleanup;
-    in.options.call_objects = false;  // only the decisions are compared
+    // Only the decisions are compared.
+    in.options.call_objects = reconciler::DecideOptions::CallObjects::kNone;
     in.options.schedule_memo = &schedule_memo_;
     in.tzdb = p.tzdb;
     in.accounting = &before;

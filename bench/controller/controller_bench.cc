@@ -274,7 +274,7 @@ std::pair<double, double> DecideFloor(const Options& o, store::Ledger& ledger,
       ref.tzdb = &tzdb;
       ref.accounting = &inputs[i].accounting;
       ref.options.schedule_memo = &memo;
-      ref.options.performed_call_objects = false;
+      ref.options.call_objects = reconciler::DecideOptions::CallObjects::kPending;
       outcomes.clear();
       for (;;) {
         ref.outcomes = outcomes;
