@@ -19,6 +19,7 @@
 #include "kube/api_error.h"
 #include "kube/testing/fake_api_impl.h"
 #include "kube/testing/fake_objects.h"
+#include "kube/testing/wire_json.h"
 
 namespace cronledger::kube::testing {
 namespace {
@@ -74,7 +75,7 @@ void Send(Poco::Net::HTTPServerResponse& response, const Reply& reply) {
   response.setStatus(static_cast<Poco::Net::HTTPResponse::HTTPStatus>(reply.code));
   response.setContentType("application/json");
   if (reply.retry_after) response.set("Retry-After", std::to_string(*reply.retry_after));
-  const std::string text = reply.body.dump();
+  const std::string text = WireJson(reply.body);
   response.setContentLength(static_cast<std::streamsize>(text.size()));
   response.send() << text;
 }

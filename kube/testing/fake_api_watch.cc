@@ -9,13 +9,14 @@
 
 #include "kube/testing/fake_api_impl.h"
 #include "kube/testing/fake_objects.h"
+#include "kube/testing/wire_json.h"
 
 namespace cronledger::kube::testing {
 namespace {
 
 void WriteEvent(std::ostream& out, const std::string& type, const Json& object,
                 size_t chunk_bytes) {
-  const std::string text = Json{{"type", type}, {"object", object}}.dump() + "\n";
+  const std::string text = WireJson(Json{{"type", type}, {"object", object}}) + "\n";
   if (chunk_bytes == 0) {
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     out.flush();
@@ -45,7 +46,7 @@ void FakeApiServer::Impl::Watch(const Route& r, const Params& params,
   auto reply = [&](int code, const Json& body) {
     response.setStatus(static_cast<Poco::Net::HTTPResponse::HTTPStatus>(code));
     response.setContentType("application/json");
-    const std::string text = body.dump();
+    const std::string text = WireJson(body);
     response.setContentLength(static_cast<std::streamsize>(text.size()));
     response.send() << text;
     std::lock_guard<std::mutex> lock(mu);
