@@ -75,7 +75,7 @@ Status WatchRelay::RunSession(const kube::Cancellation& cancel, bool resync) {
       for (auto& [id, object] : it->second) {
         // A blank resourceVersion differs from every listed one: each live object is published
         // again (MODIFIED), and a vanished one still gets its DELETED.
-        if (resync) object["metadata"]["resourceVersion"] = "";
+        if (resync) object.resource_version.clear();
         options.known_objects.push_back(std::move(object));
       }
     }

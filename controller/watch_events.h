@@ -1,8 +1,8 @@
 #pragma once
 
 // Builds the normalized watch events the controller ingests from objects as the API serves them,
-// with the same identity rules as the ingest decoder (ingest/decoder.h): the controller owner is
-// kept only when its kind is CronJob. For sources that hold objects rather than watch bytes: the
+// with the same identity rules as the ingest decoder (model/watch_decoder.h): the controller owner
+// is kept only when its kind is CronJob. For sources that hold objects rather than watch bytes: the
 // simulated cluster and tests.
 
 #include "model/inputs.h"

@@ -7,30 +7,15 @@
 namespace cronledger::emit {
 namespace {
 
-std::string MetaString(const model::Json& object, const char* field) {
-  const auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return "";
-  const auto it = meta->find(field);
-  return it != meta->end() && it->is_string() ? it->get<std::string>() : "";
+// A watch document around an object's bytes, which go out exactly as they came.
+std::string WatchDocument(model::WatchEventType type, std::string_view object) {
+  std::string doc = "{\"type\":\"";
+  doc += model::WatchEventTypeName(type);
+  doc += "\",\"object\":";
+  doc += object;
+  doc += '}';
+  return doc;
 }
-
-std::string ControllerOwner(const model::Json& object) {
-  const auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return "";
-  const auto refs = meta->find("ownerReferences");
-  if (refs == meta->end() || !refs->is_array()) return "";
-  for (const model::Json& ref : *refs) {
-    const auto controller = ref.find("controller");
-    const auto name = ref.find("name");
-    if (controller != ref.end() && controller->is_boolean() && controller->get<bool>() &&
-        name != ref.end() && name->is_string()) {
-      return name->get<std::string>();
-    }
-  }
-  return "";
-}
-
-std::string TypeName(kube::WatchEventType type) { return std::string(WatchEventTypeName(type)); }
 
 class RelaySink final : public kube::ReflectorSink {
  public:
@@ -38,12 +23,21 @@ class RelaySink final : public kube::ReflectorSink {
       : publisher_(publisher), api_version_(std::move(api_version)), kind_(std::move(kind)) {}
 
   Status OnEvent(const kube::ReflectorEvent& event) override {
-    model::Json object = event.object;
-    if (!object.contains("apiVersion")) object["apiVersion"] = api_version_;
-    if (!object.contains("kind")) object["kind"] = kind_;
-    const model::Json doc = {{"type", TypeName(event.type)}, {"object", std::move(object)}};
-    CL_RETURN_IF_ERROR(publisher_.Publish(WatchObjectKey(doc["object"]), model::DumpJson(doc),
-                                          event.synthetic, false));
+    const model::WatchEvent& ev = event.event;
+    std::string doc;
+    std::string key;
+    if (event.rejection.has_value()) {
+      // The relay does not judge objects: a refused one goes out as it came, and every consumer's
+      // decoder quarantines it with the reason. A watch event is its own document; a list item
+      // gets one.
+      const model::Rejection& r = *event.rejection;
+      doc = r.item < 0 ? r.raw : WatchDocument(ev.type, r.raw);
+      key = ev.name.empty() ? std::string(kClusterKey) : ev.namespace_ + "/" + ev.name;
+    } else {
+      doc = WatchDocument(ev.type, ev.raw);
+      key = model::WatchEventKey(ev);
+    }
+    CL_RETURN_IF_ERROR(publisher_.Publish(key, doc, event.synthetic, false));
     // A watch event's checkpoint is its own resourceVersion: the document carries it already.
     return Status::Ok();
   }
@@ -64,15 +58,6 @@ class RelaySink final : public kube::ReflectorSink {
 };
 
 }  // namespace
-
-std::string WatchObjectKey(const model::Json& object) {
-  const std::string name = MetaString(object, "name");
-  if (name.empty()) return std::string(kClusterKey);
-  const auto kind = object.find("kind");
-  const bool job = kind != object.end() && kind->is_string() && kind->get<std::string>() == "Job";
-  const std::string owner = job ? ControllerOwner(object) : "";
-  return MetaString(object, "namespace") + "/" + (owner.empty() ? name : owner);
-}
 
 KafkaWatchPublisher::KafkaWatchPublisher(std::unique_ptr<KafkaProducer> producer, std::string topic)
     : producer_(std::move(producer)), topic_(std::move(topic)) {}
@@ -161,30 +146,23 @@ WatchRelayStats KafkaWatchPublisher::stats() {
 Result<WatchTopicState> ReadWatchTopicState(const TopicReaderOptions& options,
                                             const std::string& topic) {
   WatchTopicState state;
+  model::WatchDecoder decoder;
   CL_RETURN_IF_ERROR(ReadTopicToEnd(options, topic, [&](const TopicMessage& m) {
     ++state.messages;
-    auto doc = model::ParseJson(m.value);
-    if (!doc.ok() || !doc->is_object() || !doc->contains("type") || !(*doc)["type"].is_string() ||
-        !doc->contains("object") || !(*doc)["object"].is_object()) {
+    model::DecodedDocument decoded = decoder.DecodeCopy(m.value);
+    if (decoded.events.size() != 1) {
       ++state.skipped;
       return Status::Ok();
     }
-    const std::string type = (*doc)["type"].get<std::string>();
-    model::Json& object = (*doc)["object"];
-    const std::string name = MetaString(object, "name");
-    if (type == "BOOKMARK" || name.empty() || !object.contains("apiVersion") ||
-        !object.contains("kind") || !object["apiVersion"].is_string() ||
-        !object["kind"].is_string()) {
-      if (type != "BOOKMARK") ++state.skipped;
-      return Status::Ok();
-    }
-    auto& objects = state.objects[object["apiVersion"].get<std::string>() + "/" +
-                                  object["kind"].get<std::string>()];
-    const std::string id = MetaString(object, "namespace") + "/" + name;
-    if (type == "DELETED") {
+    model::WatchEvent& ev = decoded.events.front();
+    if (ev.type == model::WatchEventType::kBookmark) return Status::Ok();
+    auto& objects =
+        state.objects[ev.api_version + "/" + std::string(model::ObjectKindName(ev.kind))];
+    const std::string id = ev.namespace_ + "/" + ev.name;
+    if (ev.type == model::WatchEventType::kDeleted) {
       objects.erase(id);
     } else {
-      objects[id] = std::move(object);
+      objects[id] = std::move(ev);
     }
     return Status::Ok();
   }));

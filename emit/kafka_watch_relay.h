@@ -3,8 +3,9 @@
 // The watch relay (docs/kafka.md "Watch relay"): publishes the Kubernetes watch stream
 // of CronJobs and Jobs to the watch topic `P.watch`, so one process watches the API server and
 // many consume. Each kube::Reflector gets a sink from KafkaWatchPublisher::SinkFor(); every event
-// becomes one message, the same JSON the watch API streams ({"type", "object"}), keyed by
-// CronJob (WatchObjectKey: a Job by its controller owner), through one idempotent producer
+// becomes one message, the same JSON the watch API streams ({"type", "object"}, the object's
+// bytes as the API server sent them), keyed by CronJob (model::WatchEventKey: a Job by its
+// controller owner), through one idempotent producer
 // (acks=all, no delivery timeout): within a session the topic gets every event once, in order
 // per partition, or the session fails (a fatal producer error) and the sinks refuse further
 // events, which stops the reflectors.
@@ -35,10 +36,6 @@
 
 namespace cronledger::emit {
 
-// The partitioning key of an object (same rule as ingest::WatchEventKey): `namespace/name`; a
-// Job with a controller owner reference `namespace/<owner name>`.
-std::string WatchObjectKey(const model::Json& object);
-
 struct WatchRelayStats {
   uint64_t events = 0;        // object events produced (synthetic included)
   uint64_t synthetic = 0;     // of those, from a relist difference
@@ -55,8 +52,7 @@ class KafkaWatchPublisher {
   KafkaWatchPublisher(const KafkaWatchPublisher&) = delete;
   KafkaWatchPublisher& operator=(const KafkaWatchPublisher&) = delete;
 
-  // A sink for the reflector of one resource. Objects of built-in lists arrive without
-  // apiVersion/kind; the sink fills them in. The publisher must outlive the sink.
+  // A sink for the reflector of one resource. The publisher must outlive the sink.
   std::unique_ptr<kube::ReflectorSink> SinkFor(std::string api_version, std::string kind);
 
   // Serves delivery reports, waiting up to `wait` for one (in slices of 10 ms, so that the
@@ -84,10 +80,10 @@ class KafkaWatchPublisher {
 
 // What the topic says the relay last published: per resource ("<apiVersion>/<Kind>"), the
 // objects not deleted, by "namespace/name", in their last published state. Messages that are
-// not watch documents are counted and skipped (the relay is not the topic's only writer in
-// every deployment).
+// not watch documents, or whose object model::WatchDecoder refuses, are counted and skipped (the
+// relay is not the topic's only writer in every deployment).
 struct WatchTopicState {
-  std::map<std::string, std::map<std::string, model::Json>> objects;
+  std::map<std::string, std::map<std::string, model::WatchEvent>> objects;
   uint64_t messages = 0;
   uint64_t skipped = 0;
 };

@@ -1,4 +1,4 @@
-// Fuzz target: the watch decoder (ingest::WatchDecoder) on arbitrary bytes, as every watch door
+// Fuzz target: the watch decoder (model::WatchDecoder) on arbitrary bytes, as every watch door
 // (JSON-lines file, Kafka, the Kubernetes watch) feeds it. Beyond no crash: the document is never
 // lost (it yields events or rejections, or is a List without items), every rejection has a reason,
 // every accepted object is within the API server's limits, and an accepted CronJob decodes
@@ -10,16 +10,16 @@
 #include <string_view>
 
 #include "fuzz/fuzz_check.h"
-#include "ingest/decoder.h"
 #include "model/json.h"
 #include "model/json_limits.h"
 #include "model/objects.h"
+#include "model/watch_decoder.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace cronledger;
-  static ingest::WatchDecoder decoder;
+  static model::WatchDecoder decoder;
   const std::string_view doc(reinterpret_cast<const char*>(data), size);
-  ingest::DecodedDocument out = decoder.DecodeCopy(doc);
+  model::DecodedDocument out = decoder.DecodeCopy(doc);
   // Only a well-formed List (any kind ending in "List") without items holds nothing to keep.
   if (out.events.empty() && out.rejections.empty()) {
     const Result<model::Json> j = model::ParseJson(doc);
@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                             model::MemberOr(*j, "items") == model::Json::array();
     FUZZ_CHECK(empty_list, "document yields nothing");
   }
-  for (const ingest::Rejection& r : out.rejections) {
+  for (const model::Rejection& r : out.rejections) {
     FUZZ_CHECK(!r.reason.empty(), "rejection without a reason");
   }
   for (const model::WatchEvent& ev : out.events) {

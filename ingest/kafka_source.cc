@@ -9,7 +9,7 @@
 #include <mutex>
 #include <set>
 
-#include "ingest/decoder.h"
+#include "model/watch_decoder.h"
 
 namespace cronledger::ingest {
 
@@ -40,8 +40,8 @@ struct KafkaEventSource::Impl {
   store::Ledger& ledger;
   const KafkaSourceOptions options;
   rd_kafka_t* rk = nullptr;
-  WatchDecoder decoder;
-  DecodedDocument decoded;
+  model::WatchDecoder decoder;
+  model::DecodedDocument decoded;
   std::string padded;
   std::map<int32_t, int64_t> next;        // assigned partition -> next offset to ingest
   store::UnitOfWork batch;                // built by Add(), committed by Flush()
@@ -158,12 +158,6 @@ Result<int64_t> DecodeKafkaPosition(std::string_view s) {
     return Status::Corruption("bad kafka position");
   }
   return next;
-}
-
-std::string WatchEventKey(const model::WatchEvent& e) {
-  if (e.name.empty()) return "/";
-  const bool owned = e.kind == model::ObjectKind::kJob && !e.owner_name.empty();
-  return e.namespace_ + "/" + (owned ? e.owner_name : e.name);
 }
 
 Status KafkaEventSource::Impl::Flush() {
@@ -299,10 +293,10 @@ void KafkaEventSource::Impl::Add(const rd_kafka_message_t& m) {
   decoded.rejections.clear();
   const std::string_view value(static_cast<const char*>(m.payload), m.payload ? m.len : 0);
   if (value.empty()) {
-    decoded.rejections.push_back({"empty Kafka message", "", -1});
+    decoded.rejections.push_back(model::Rejection::Whole("empty Kafka message", ""));
   } else {
     padded.assign(value);
-    padded.resize(value.size() + kDecoderPadding);
+    padded.resize(value.size() + model::kDecoderPadding);
     decoder.Decode(std::string_view(padded.data(), value.size()), &decoded);
   }
   for (auto& ev : decoded.events) {

@@ -2,7 +2,7 @@
 
 // Watch events from a Kafka topic into the ledger (docs/kafka.md "Ingest"). A
 // librdkafka consumer (no librdkafka type here) in a consumer group reads the watch topic; each
-// message value is one watch document, the same JSON the watch API streams (ingest/decoder.h).
+// message value is one watch document, the same JSON the watch API streams (model/watch_decoder.h).
 // A batch of messages is committed to the ledger as one unit of work together with, per
 // partition, the next offset to read as a SourcePosition ("kafka:<topic>/<partition>" ->
 // "next=N"). Kafka's own offset commits are off (`enable.auto.commit=false`); on every assignment
@@ -92,11 +92,6 @@ std::string KafkaPartitionSource(std::string_view topic, int32_t partition);
 // The stored position "next=N" (the next offset to read).
 std::string EncodeKafkaPosition(int64_t next_offset);
 Result<int64_t> DecodeKafkaPosition(std::string_view s);
-
-// The partitioning key of a watch event (docs/design.md §5): a CronJob by `namespace/name`, a Job
-// by `namespace/<controller owner name>` (so a CronJob and its Jobs share a partition), an orphan
-// Job by its own name, and a bookmark (no name) by "/".
-std::string WatchEventKey(const model::WatchEvent& e);
 
 class KafkaEventSource {
  public:

@@ -3,26 +3,10 @@
 
 #include <utility>
 
-#include "ingest/decoder.h"
+#include "model/watch_decoder.h"
 
 namespace cronledger::ingest {
 namespace {
-
-std::string_view TypeName(kube::WatchEventType t) {
-  switch (t) {
-    case kube::WatchEventType::kAdded:
-      return "ADDED";
-    case kube::WatchEventType::kModified:
-      return "MODIFIED";
-    case kube::WatchEventType::kDeleted:
-      return "DELETED";
-    case kube::WatchEventType::kBookmark:
-      return "BOOKMARK";
-    case kube::WatchEventType::kError:
-      break;
-  }
-  return "ERROR";
-}
 
 std::string NoticeText(const kube::ReflectorNotice& n) {
   using Kind = kube::ReflectorNotice::Kind;
@@ -55,35 +39,20 @@ KubeWatchSink::KubeWatchSink(KubeSinkOptions options, IngestFn ingest, store::Le
       ingest_(std::move(ingest)),
       ledger_(ledger),
       log_(std::move(log)),
-      observe_(std::move(observe)),
-      decoder_(std::make_unique<WatchDecoder>()) {}
+      observe_(std::move(observe)) {}
 
 KubeWatchSink::~KubeWatchSink() = default;
 
-Result<bool> KubeWatchSink::Decode(const kube::ReflectorEvent& event, model::WatchEvent* out) {
-  model::Json object = event.object;
-  // Built-in lists serve items without kind/apiVersion (the reflector passes list items on as
-  // they came); the watch always carries them. Fill them in so both decode alike.
-  if (object.is_object()) {
-    if (!object.contains("kind"))
-      object["kind"] = std::string(model::ObjectKindName(options_.kind));
-    if (!object.contains("apiVersion")) object["apiVersion"] = options_.api_version;
-  }
-  model::Json doc = {{"type", TypeName(event.type)}, {"object", std::move(object)}};
-  DecodedDocument decoded = decoder_->DecodeCopy(model::DumpJson(doc));
-  if (decoded.rejections.empty() && decoded.events.size() == 1 &&
-      decoded.events[0].kind == options_.kind) {
-    *out = std::move(decoded.events[0]);
-    return true;
-  }
+Result<bool> KubeWatchSink::Accept(const kube::ReflectorEvent& event) {
+  if (!event.rejection.has_value() && event.event.kind == options_.kind) return true;
   store::QuarantineEntry q;
   q.source = options_.source;
-  if (!decoded.rejections.empty()) {
-    q.reason = decoded.rejections[0].reason;
-    q.raw = decoded.rejections[0].raw;
+  if (event.rejection.has_value()) {
+    q.reason = event.rejection->reason;
+    q.raw = event.rejection->raw;
   } else {
     q.reason = "expected a " + std::string(model::ObjectKindName(options_.kind));
-    q.raw = model::DumpJson(doc);
+    q.raw = event.event.raw;
   }
   if (log_) log_(options_.source + ": quarantined an object: " + q.reason);
   store::UnitOfWork unit;
@@ -95,11 +64,10 @@ Result<bool> KubeWatchSink::Decode(const kube::ReflectorEvent& event, model::Wat
 }
 
 Status KubeWatchSink::OnEvent(const kube::ReflectorEvent& event) {
-  model::WatchEvent ev;
-  CL_ASSIGN_OR_RETURN(const bool accepted, Decode(event, &ev));
+  CL_ASSIGN_OR_RETURN(const bool accepted, Accept(event));
   if (event.synthetic) {
     // Held until the list's checkpoint: the difference and the new resume point are one unit.
-    if (accepted) relist_.push_back(std::move(ev));
+    if (accepted) relist_.push_back(event.event);
     return Status::Ok();
   }
   if (!accepted) {
@@ -109,7 +77,7 @@ Status KubeWatchSink::OnEvent(const kube::ReflectorEvent& event) {
     return OnCheckpoint(event.checkpoint);
   }
   std::vector<model::WatchEvent> events;
-  events.push_back(std::move(ev));
+  events.push_back(event.event);
   return Commit(std::move(events), 0, false);
 }
 
@@ -176,28 +144,38 @@ Result<std::string> StoredResourceVersion(store::Ledger& ledger, std::string_vie
   return rv;
 }
 
-Result<std::vector<model::Json>> KnownObjects(store::Ledger& ledger, std::string_view api_version,
-                                              model::ObjectKind kind) {
+Result<std::vector<model::WatchEvent>> KnownObjects(store::Ledger& ledger,
+                                                    std::string_view api_version,
+                                                    model::ObjectKind kind) {
+  // The view's entries hold each object's decoded fields and its bytes: nothing is parsed.
+  auto known = [](const store::ViewObject& object) {
+    const store::ObjectEntry& e = object.entry;
+    model::WatchEvent ev;
+    ev.kind = e.kind;
+    ev.api_version = e.api_version;
+    ev.namespace_ = e.namespace_;
+    ev.name = e.name;
+    ev.uid = e.uid;
+    ev.resource_version = e.resource_version;
+    ev.owner_name = e.owner_name;
+    ev.owner_uid = e.owner_uid;
+    ev.raw = object.raw;
+    return ev;
+  };
   CL_ASSIGN_OR_RETURN(std::vector<store::ObjectEntry> cron_jobs, ledger.ListCronJobEntries());
-  std::vector<model::Json> out;
+  std::vector<model::WatchEvent> out;
   for (const store::ObjectEntry& cj : cron_jobs) {
     if (kind == model::ObjectKind::kCronJob) {
       if (cj.api_version != api_version) continue;
       auto obj = ledger.GetObject(kind, cj.namespace_, cj.name);
       if (!obj.ok()) continue;  // gone since the listing
-      auto json = model::ParseJson(obj->raw);
-      if (json.ok()) out.push_back(std::move(json).value());
+      out.push_back(known(*obj));
       continue;
     }
-    // The Jobs' raw bytes, not decoded Jobs: one stored Job that no longer decodes must not stop
-    // the start-up (it is left out, as one that no longer parses is).
     auto view = ledger.ReadCronJobViewRaw(cj.namespace_, cj.name);
     if (view.status().IsNotFound()) continue;  // gone since the listing
     if (!view.ok()) return view.status();
-    for (const store::ViewObject& job : view->jobs) {
-      auto json = model::ParseJson(job.raw);
-      if (json.ok()) out.push_back(std::move(json).value());
-    }
+    for (const store::ViewObject& job : view->jobs) out.push_back(known(job));
   }
   return out;
 }

@@ -2,7 +2,8 @@
 
 // Watch ingest from the Kubernetes API (docs/run.md "Ingest"). KubeWatchSink is the
 // kube::ReflectorSink of one resource (CronJobs of the managed resource, or batch/v1 Jobs): it
-// turns the reflector's events into model::WatchEvents and hands them to an IngestFn — in
+// hands the reflector's events, decoded once by the watch (model::WatchDecoder) and holding the
+// objects' bytes as the API server sent them, to an IngestFn — in
 // `cronledger run` that is Controller::Ingest, which commits them to the ledger as one unit of
 // work before the handlers run (docs/design.md rule 1).
 //
@@ -18,8 +19,8 @@
 //   * after a restart, StoredResourceVersion() is where the reflector resumes, and KnownObjects()
 //     is what it diffs a relist against, so deletions missed while stopped reach the ledger as
 //     synthetic DELETED events.
-// Objects the decoder rejects are quarantined with the reason and the raw bytes (rule 5) and the
-// reflector carries on.
+// Objects the decoder refused, and objects of another kind, are quarantined with the reason and
+// the bytes as sent (rule 5), and the reflector carries on.
 //
 // Thread safety: one reflector thread drives a sink; stats() may be read from any thread.
 
@@ -39,8 +40,6 @@
 
 namespace cronledger::ingest {
 
-class WatchDecoder;
-
 // Commits events as one unit of work and runs whatever reacts to them (Controller::Ingest).
 using IngestFn = std::function<Status(std::vector<model::WatchEvent>)>;
 // One line for the operator's log.
@@ -50,8 +49,8 @@ using ObserveFn = std::function<void(const std::vector<model::WatchEvent>&)>;
 
 struct KubeSinkOptions {
   model::ObjectKind kind = model::ObjectKind::kCronJob;
-  // The resource's apiVersion ("batch/v1", "cronledger.io/v1"). Built-in list items arrive
-  // without kind/apiVersion; the sink fills them in from here before decoding. Required.
+  // The resource's apiVersion ("batch/v1", "cronledger.io/v1"): the version checkpoints are
+  // stored under. Required.
   std::string api_version;
   // Names the source in quarantine entries and logs, e.g. "kube:cronjobs.v1.batch". Required.
   std::string source;
@@ -83,8 +82,8 @@ class KubeWatchSink final : public kube::ReflectorSink {
   KubeSinkStats stats() const;
 
  private:
-  // Decodes one object into `out`; a rejection is quarantined (false is returned then).
-  Result<bool> Decode(const kube::ReflectorEvent& event, model::WatchEvent* out);
+  // True when the event's object is one this sink commits; otherwise it is quarantined (false).
+  Result<bool> Accept(const kube::ReflectorEvent& event);
   Status Commit(std::vector<model::WatchEvent> events, uint64_t synthetic, bool checkpoint);
 
   const KubeSinkOptions options_;
@@ -92,7 +91,6 @@ class KubeWatchSink final : public kube::ReflectorSink {
   store::Ledger& ledger_;
   LogFn log_;
   ObserveFn observe_;
-  std::unique_ptr<WatchDecoder> decoder_;
   std::vector<model::WatchEvent> relist_;  // synthetic events awaiting the list's checkpoint
   mutable std::mutex mu_;
   KubeSinkStats stats_;
@@ -104,11 +102,12 @@ std::string ResourceKey(std::string_view api_version, model::ObjectKind kind);
 // first). Errors are the ledger's.
 Result<std::string> StoredResourceVersion(store::Ledger& ledger, std::string_view api_version,
                                           model::ObjectKind kind);
-// What the view holds of a resource, as the objects' JSON (kube::ReflectorOptions::
-// known_objects): the CronJobs of `api_version`; for Jobs, those whose controller owner is a
-// CronJob of the view (the view keeps no index of unowned Jobs; one deleted while stopped stays
-// in the view, where it decides nothing). Objects whose stored JSON does not parse are left out.
-Result<std::vector<model::Json>> KnownObjects(store::Ledger& ledger, std::string_view api_version,
-                                              model::ObjectKind kind);
+// What the view holds of a resource (kube::ReflectorOptions::known_objects), from the view's
+// entries and stored bytes without parsing them: the CronJobs of `api_version`; for Jobs, those
+// whose controller owner is a CronJob of the view (the view keeps no index of unowned Jobs; one
+// deleted while stopped stays in the view, where it decides nothing).
+Result<std::vector<model::WatchEvent>> KnownObjects(store::Ledger& ledger,
+                                                    std::string_view api_version,
+                                                    model::ObjectKind kind);
 
 }  // namespace cronledger::ingest

@@ -11,8 +11,8 @@
 #include <mutex>
 #include <thread>
 
-#include "ingest/decoder.h"
 #include "ingest/splitter.h"
+#include "model/watch_decoder.h"
 
 namespace cronledger::ingest {
 namespace {
@@ -254,9 +254,9 @@ Result<IngestProgress> IngestStream(int fd, store::Ledger* ledger,
   progress.line = start.line;
   progress.resumed_from = start.offset;
   Committer committer(ledger, &progress, on_commit);
-  WatchDecoder decoder;
+  model::WatchDecoder decoder;
   DocumentSplitter splitter(start.line);
-  DecodedDocument decoded;
+  model::DecodedDocument decoded;
   std::string buf;
   size_t len = 0;                // bytes of data in buf
   uint64_t base = start.offset;  // stream offset of buf[0]
@@ -278,7 +278,7 @@ Result<IngestProgress> IngestStream(int fd, store::Ledger* ledger,
   };
 
   while (!eof && committer_ok) {
-    buf.resize(len + options.read_size + kDecoderPadding);
+    buf.resize(len + options.read_size + model::kDecoderPadding);
     CL_ASSIGN_OR_RETURN(size_t n, ReadSome(fd, buf.data() + len, options.read_size));
     if (prefix.size() < kPrefixLen && base + len == prefix.size()) {
       prefix.append(buf.data() + len, std::min(n, kPrefixLen - prefix.size()));
@@ -293,7 +293,8 @@ Result<IngestProgress> IngestStream(int fd, store::Ledger* ledger,
       decoded.rejections.clear();
       std::string_view text = data.substr(doc.begin, doc.end - doc.begin);
       if (doc.truncated) {
-        decoded.rejections.push_back({"truncated JSON document", std::string(text), -1});
+        decoded.rejections.push_back(
+            model::Rejection::Whole("truncated JSON document", std::string(text)));
       } else {
         decoder.Decode(text, &decoded);
       }

@@ -1,9 +1,9 @@
 #pragma once
 
 // Ingests a stream of Kubernetes watch documents (JSON lines or pretty-printed, see
-// ingest/splitter.h) into the ledger. Documents are decoded with WatchDecoder; accepted events
-// and quarantined rejections are committed in units of up to `batch_documents` documents, each
-// unit in one atomic WriteBatch together with the source position after its last document. A
+// ingest/splitter.h) into the ledger. Documents are decoded with model::WatchDecoder; accepted
+// events and quarantined rejections are committed in units of up to `batch_documents` documents,
+// each unit in one atomic WriteBatch together with the source position after its last document. A
 // later run with the same source resumes after the last committed document and duplicates
 // nothing. Decoding overlaps with the commit of the previous unit.
 

@@ -4,22 +4,6 @@
 
 namespace cronledger::kube {
 
-std::string_view WatchEventTypeName(WatchEventType type) {
-  switch (type) {
-    case WatchEventType::kAdded:
-      return "ADDED";
-    case WatchEventType::kModified:
-      return "MODIFIED";
-    case WatchEventType::kDeleted:
-      return "DELETED";
-    case WatchEventType::kBookmark:
-      return "BOOKMARK";
-    case WatchEventType::kError:
-      return "ERROR";
-  }
-  return "UNKNOWN";
-}
-
 std::string_view WatchEndName(WatchEnd end) {
   switch (end) {
     case WatchEnd::kClosed:
@@ -40,57 +24,61 @@ std::string_view WatchEndName(WatchEnd end) {
   return "unknown";
 }
 
-Result<WatchEvent> DecodeWatchEvent(std::string_view text) {
-  CL_ASSIGN_OR_RETURN(Json j, model::ParseJson(text));
-  if (!j.is_object()) return Status::Corruption("watch event is not a JSON object");
-  auto type = j.find("type");
-  auto object = j.find("object");
-  if (type == j.end() || !type->is_string()) return Status::Corruption("watch event has no type");
-  if (object == j.end() || !object->is_object()) {
-    return Status::Corruption("watch event has no object");
+namespace {
+
+// Decodes one page's body in place (it gets the decoder's padding), appending to `out`. A body
+// that is not a list is refused whole: that rejection is the error.
+KubeResult<bool> DecodePage(std::string body, model::WatchDecoder& decoder,
+                            model::DecodedDocument* out) {
+  const size_t size = body.size();
+  body.append(model::kDecoderPadding, '\0');
+  const size_t rejections = out->rejections.size();
+  decoder.Decode(std::string_view(body.data(), size), out);
+  for (size_t i = rejections; i < out->rejections.size(); ++i) {
+    if (out->rejections[i].item < 0) {
+      ApiError e = TransportError("list response: " + out->rejections[i].reason);
+      out->rejections.resize(rejections);
+      return e;
+    }
   }
-  const std::string& t = type->get_ref<const std::string&>();
-  WatchEvent event;
-  if (t == "ADDED") {
-    event.type = WatchEventType::kAdded;
-  } else if (t == "MODIFIED") {
-    event.type = WatchEventType::kModified;
-  } else if (t == "DELETED") {
-    event.type = WatchEventType::kDeleted;
-  } else if (t == "BOOKMARK") {
-    event.type = WatchEventType::kBookmark;
-  } else if (t == "ERROR") {
-    event.type = WatchEventType::kError;
-  } else {
-    return Status::Corruption("unknown watch event type \"" + t + "\"");
-  }
-  event.object = std::move(*object);
-  return event;
+  return true;
 }
 
-KubeResult<ObjectList> ListAll(KubeClient& client, const ResourceType& type, std::string_view ns,
-                               ListOptions options) {
+}  // namespace
+
+KubeResult<std::string> ListAllDecoded(KubeClient& client, const ResourceType& type,
+                                       std::string_view ns, ListOptions options,
+                                       model::WatchDecoder& decoder, model::DecodedDocument* out) {
   options.continue_token.clear();
-  ObjectList all;
+  const size_t events = out->events.size();
+  const size_t rejections = out->rejections.size();
+  std::string snapshot;
   bool first = true;
   while (true) {
-    KubeResult<ObjectList> page = client.List(type, ns, options);
+    KubeResult<std::string> page = client.ListBytes(type, ns, options);
     if (!page.ok()) {
       if (!first && page.error().IsExpired() && options.limit > 0) {
         // The continue token outlived the compaction window: one full list instead (client-go
         // pager's fallback). Its resourceVersion is the snapshot we report.
+        out->events.resize(events);
+        out->rejections.resize(rejections);
         ListOptions full = options;
         full.limit = 0;
         full.continue_token.clear();
-        return client.List(type, ns, full);
+        KubeResult<std::string> whole = client.ListBytes(type, ns, full);
+        if (!whole.ok()) return whole.error();
+        KubeResult<bool> decoded = DecodePage(std::move(whole).value(), decoder, out);
+        if (!decoded.ok()) return decoded.error();
+        return out->list_resource_version;
       }
-      return page;
+      return page.error();
     }
-    if (first) all.resource_version = page->resource_version;
+    KubeResult<bool> decoded = DecodePage(std::move(page).value(), decoder, out);
+    if (!decoded.ok()) return decoded.error();
+    if (first) snapshot = out->list_resource_version;
     first = false;
-    for (Json& item : page->items) all.items.push_back(std::move(item));
-    if (page->continue_token.empty()) return all;
-    options.continue_token = page->continue_token;
+    if (out->list_continue.empty()) return snapshot;
+    options.continue_token = out->list_continue;
   }
 }
 

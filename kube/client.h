@@ -2,7 +2,9 @@
 
 // The Kubernetes API as cronledger uses it: typed verbs over JSON objects for the resources in
 // kube/resource.h. Objects stay JSON (model/objects.h decodes the ones the controller reads) so
-// nothing the server sent is lost on the way to the ledger.
+// nothing the server sent is lost on the way to the ledger. Watch events and list pages for the
+// ledger are not parsed here: they are decoded once, by model::WatchDecoder, and keep the bytes
+// the server sent.
 //
 // Errors are ApiErrors carrying the server's Status (reason, causes) — see kube/api_error.h.
 // Implementations throttle, time out and retry as documented on PocoKubeClient.
@@ -19,6 +21,7 @@
 #include "kube/sleeper.h"
 #include "model/json.h"
 #include "model/time.h"
+#include "model/watch_decoder.h"
 
 namespace cronledger::kube {
 
@@ -66,18 +69,6 @@ struct DeleteOptions {
   std::string precondition_resource_version;  // 409 Conflict when the live version differs
 };
 
-enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
-std::string_view WatchEventTypeName(WatchEventType type);
-
-struct WatchEvent {
-  WatchEventType type = WatchEventType::kAdded;
-  Json object;  // the object; for kError a metav1.Status; for kBookmark only
-                // metadata.resourceVersion
-};
-
-// Decodes one watch event ({"type": ..., "object": {...}}); Corruption for anything else.
-Result<WatchEvent> DecodeWatchEvent(std::string_view text);
-
 struct WatchOptions {
   // Start after this resourceVersion. "" = the current state as synthetic ADDED events first.
   std::string resource_version;
@@ -113,9 +104,13 @@ struct WatchResult {
   std::string detail;             // what happened, for logs
 };
 
-// Receives each event in stream order; returns false to stop the watch. Runs on the watching
-// thread.
-using WatchHandler = std::function<bool(const WatchEvent&)>;
+// Receives each event in stream order, decoded once by model::WatchDecoder: either one event in
+// `events`, whose raw bytes are the object exactly as the server sent it, or one rejection for an
+// object the decoder refused (the reason, the event as sent, its type and the object's
+// resourceVersion when readable); the handler may take them. Returns false to stop the watch. Runs
+// on the watching thread. An ERROR event ends the watch (WatchResult) instead, as do bytes that are
+// not a watch event.
+using WatchHandler = std::function<bool(model::DecodedDocument&)>;
 
 class KubeClient {
  public:
@@ -126,6 +121,10 @@ class KubeClient {
   // One page. `ns` empty lists across all namespaces.
   virtual KubeResult<ObjectList> List(const ResourceType& type, std::string_view ns,
                                       const ListOptions& options) = 0;
+  // One page as the server sent it: the response body, unparsed, for a caller that decodes it
+  // once itself (ListAllDecoded).
+  virtual KubeResult<std::string> ListBytes(const ResourceType& type, std::string_view ns,
+                                            const ListOptions& options) = 0;
   // POST; the object may carry metadata.generateName instead of a name. Returns the created object.
   virtual KubeResult<Json> Create(const ResourceType& type, std::string_view ns,
                                   const Json& object) = 0;
@@ -153,10 +152,13 @@ class KubeClient {
                                         const WatchHandler& handler) = 0;
 };
 
-// Reads every page (options.limit is the page size) into one ObjectList whose resource_version
-// is the snapshot's, as client-go's pager does. If a continue token expires mid-way (410) it falls
-// back once to a single unpaginated list, also like the pager.
-KubeResult<ObjectList> ListAll(KubeClient& client, const ResourceType& type, std::string_view ns,
-                               ListOptions options);
+// Reads every page (options.limit is the page size) with ListBytes and decodes each once with
+// `decoder` into `out` (its objects keep the bytes the server sent; a typed list's items get its
+// kind and apiVersion in front). Returns the snapshot's resourceVersion, as client-go's pager
+// does. If a continue token expires mid-way (410) it starts over once with a single unpaginated
+// list, also like the pager. A page that is not a list is a transport error.
+KubeResult<std::string> ListAllDecoded(KubeClient& client, const ResourceType& type,
+                                       std::string_view ns, ListOptions options,
+                                       model::WatchDecoder& decoder, model::DecodedDocument* out);
 
 }  // namespace cronledger::kube

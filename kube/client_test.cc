@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "kube/testing/client_fixture.h"
+#include "kube/testing/wire_json.h"
 
 namespace cronledger::kube {
 namespace {
@@ -189,9 +190,22 @@ TEST_F(ClientTest, PaginatedListReadsOneSnapshot) {
   EXPECT_FALSE(first->items[0].contains("kind"));  // built-in list items carry no TypeMeta
   // A change after the first page is not visible in later pages.
   ASSERT_TRUE(server_->Create(BatchJobs(), JobObject("ns1", "job-zz")).ok());
-  auto all = ListAll(*client_, BatchJobs(), "", options);
-  ASSERT_TRUE(all.ok());
-  EXPECT_EQ(all->items.size(), 8u);  // a fresh ListAll sees the new one
+  model::WatchDecoder decoder;
+  model::DecodedDocument all;
+  auto snapshot = ListAllDecoded(*client_, BatchJobs(), "", options, decoder, &all);
+  ASSERT_TRUE(snapshot.ok());
+  EXPECT_EQ(snapshot.value(), std::to_string(server_->resource_version()));
+  EXPECT_EQ(all.events.size(), 8u);  // a fresh list sees the new one
+  EXPECT_TRUE(all.rejections.empty());
+  // Each item keeps the bytes the server sent, with the list's type in front of them: the bytes
+  // the server sends for the object on its own.
+  for (size_t i = 0; i < all.events.size(); ++i) {
+    std::optional<Json> one =
+        server_->Get(BatchJobs(), all.events[i].namespace_, all.events[i].name);
+    ASSERT_TRUE(one.has_value());
+    EXPECT_EQ(all.events[i].raw, testing::WireJson(*one));
+    EXPECT_EQ(all.events[i].kind, model::ObjectKind::kJob);
+  }
   ListOptions next = options;
   next.continue_token = first->continue_token;
   auto second = client_->List(BatchJobs(), "", next);
@@ -402,18 +416,22 @@ TEST(PocoKubeClientOpenTest, ConnectionRefusedIsATransportError) {
 namespace cronledger::kube {
 namespace {
 
-// Answers List from a script, to drive ListAll's paging and its expired-token fallback.
+// Answers ListBytes from a script, to drive ListAllDecoded's paging and its expired-token
+// fallback.
 class ScriptedListClient : public KubeClient {
  public:
-  std::vector<KubeResult<ObjectList>> script;
+  std::vector<KubeResult<std::string>> script;
   std::vector<ListOptions> calls;
 
-  KubeResult<ObjectList> List(const ResourceType&, std::string_view,
-                              const ListOptions& options) override {
+  KubeResult<std::string> ListBytes(const ResourceType&, std::string_view,
+                                    const ListOptions& options) override {
     calls.push_back(options);
-    KubeResult<ObjectList> next = script.front();
+    KubeResult<std::string> next = script.front();
     script.erase(script.begin());
     return next;
+  }
+  KubeResult<ObjectList> List(const ResourceType&, std::string_view, const ListOptions&) override {
+    return TransportError("unused");
   }
   KubeResult<Json> Get(const ResourceType&, std::string_view, std::string_view) override {
     return TransportError("unused");
@@ -441,12 +459,15 @@ class ScriptedListClient : public KubeClient {
   }
 };
 
-ObjectList Page(std::string rv, std::string token, std::vector<std::string> names) {
-  ObjectList list;
-  list.resource_version = std::move(rv);
-  list.continue_token = std::move(token);
-  for (const std::string& n : names) list.items.push_back({{"metadata", {{"name", n}}}});
-  return list;
+std::string Page(std::string rv, std::string token, std::vector<std::string> names) {
+  Json list = {{"kind", "JobList"},
+               {"apiVersion", "batch/v1"},
+               {"metadata", {{"resourceVersion", rv}, {"continue", token}}},
+               {"items", Json::array()}};
+  for (const std::string& n : names) {
+    list["items"].push_back({{"metadata", {{"name", n}, {"namespace", "ns"}, {"uid", "u-" + n}}}});
+  }
+  return list.dump();
 }
 
 TEST(ListAllTest, PagesThenFallsBackToAFullListWhenTheTokenExpires) {
@@ -456,10 +477,12 @@ TEST(ListAllTest, PagesThenFallsBackToAFullListWhenTheTokenExpires) {
                    Page("12", "", {"a", "b", "c"})};
   ListOptions options;
   options.limit = 2;
-  auto all = ListAll(client, BatchJobs(), "", options);
-  ASSERT_TRUE(all.ok());
-  EXPECT_EQ(all->resource_version, "12");
-  EXPECT_EQ(all->items.size(), 3u);
+  model::WatchDecoder decoder;
+  model::DecodedDocument all;
+  auto snapshot = ListAllDecoded(client, BatchJobs(), "", options, decoder, &all);
+  ASSERT_TRUE(snapshot.ok());
+  EXPECT_EQ(snapshot.value(), "12");
+  EXPECT_EQ(all.events.size(), 3u);  // the first page's items are not kept twice
   ASSERT_EQ(client.calls.size(), 3u);
   EXPECT_EQ(client.calls[1].continue_token, "t1");
   EXPECT_EQ(client.calls[2].limit, 0);
@@ -469,9 +492,22 @@ TEST(ListAllTest, PagesThenFallsBackToAFullListWhenTheTokenExpires) {
 TEST(ListAllTest, FirstPageErrorsAreReturned) {
   ScriptedListClient client;
   client.script = {ApiErrorFromResponse(403, R"({"kind":"Status","reason":"Forbidden"})")};
-  auto all = ListAll(client, BatchJobs(), "", ListOptions{});
-  ASSERT_FALSE(all.ok());
-  EXPECT_EQ(all.error().reason, "Forbidden");
+  model::WatchDecoder decoder;
+  model::DecodedDocument all;
+  auto snapshot = ListAllDecoded(client, BatchJobs(), "", ListOptions{}, decoder, &all);
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_EQ(snapshot.error().reason, "Forbidden");
+}
+
+TEST(ListAllTest, APageThatIsNotAListIsAnError) {
+  ScriptedListClient client;
+  client.script = {std::string("{not json")};
+  model::WatchDecoder decoder;
+  model::DecodedDocument all;
+  auto snapshot = ListAllDecoded(client, BatchJobs(), "", ListOptions{}, decoder, &all);
+  ASSERT_FALSE(snapshot.ok());
+  EXPECT_NE(snapshot.error().message.find("list response: malformed JSON"), std::string::npos)
+      << snapshot.error().ToString();
 }
 
 }  // namespace

@@ -134,6 +134,13 @@ struct PocoKubeClient::Impl {
   }
 
   KubeResult<Json> Do(HttpRequest request, bool idempotent) {
+    KubeResult<HttpResponse> response = DoRaw(std::move(request), idempotent);
+    if (!response.ok()) return response.error();
+    return ParseBody(response.value());
+  }
+
+  // Do() without parsing the answer: the response as the server sent it.
+  KubeResult<HttpResponse> DoRaw(HttpRequest request, bool idempotent) {
     const std::string key = request.method + " " + request.path_and_query;
     KubeResult<HttpResponse> response = WithRetries<HttpResponse>(
         key, idempotent, never_cancelled,
@@ -144,8 +151,7 @@ struct PocoKubeClient::Impl {
           if (r->retry_after.has_value()) e.retry_after = r->retry_after;
           return e;
         });
-    if (!response.ok()) return response.error();
-    return ParseBody(response.value());
+    return response;
   }
 
   KubeResult<Json> Send(const char* method, std::string path, const Json& body,
@@ -211,8 +217,8 @@ KubeResult<Json> PocoKubeClient::Get(const ResourceType& type, std::string_view 
   return impl_->Send("GET", ObjectPath(type, ns, name), Json(), "", true);
 }
 
-KubeResult<ObjectList> PocoKubeClient::List(const ResourceType& type, std::string_view ns,
-                                            const ListOptions& options) {
+KubeResult<std::string> PocoKubeClient::ListBytes(const ResourceType& type, std::string_view ns,
+                                                  const ListOptions& options) {
   Query q;
   q.Add("labelSelector", options.label_selector);
   q.Add("fieldSelector", options.field_selector);
@@ -220,7 +226,22 @@ KubeResult<ObjectList> PocoKubeClient::List(const ResourceType& type, std::strin
   q.Add("continue", options.continue_token);
   q.Add("resourceVersion", options.resource_version);
   q.Add("resourceVersionMatch", options.resource_version_match);
-  KubeResult<Json> body = impl_->Send("GET", CollectionPath(type, ns) + q.str(), Json(), "", true);
+  HttpRequest request;
+  request.method = "GET";
+  request.path_and_query = CollectionPath(type, ns) + q.str();
+  KubeResult<HttpResponse> response = impl_->DoRaw(std::move(request), true);
+  if (!response.ok()) return response.error();
+  return std::move(response).value().body;
+}
+
+KubeResult<ObjectList> PocoKubeClient::List(const ResourceType& type, std::string_view ns,
+                                            const ListOptions& options) {
+  KubeResult<std::string> bytes = ListBytes(type, ns, options);
+  if (!bytes.ok()) return bytes.error();
+  HttpResponse response;
+  response.code = 200;
+  response.body = std::move(bytes).value();
+  KubeResult<Json> body = ParseBody(response);
   if (!body.ok()) return body.error();
   const Json& j = body.value();
   ObjectList list;

@@ -54,6 +54,8 @@ class PocoKubeClient final : public KubeClient {
                        std::string_view name) override;
   KubeResult<ObjectList> List(const ResourceType& type, std::string_view ns,
                               const ListOptions& options) override;
+  KubeResult<std::string> ListBytes(const ResourceType& type, std::string_view ns,
+                                    const ListOptions& options) override;
   KubeResult<Json> Create(const ResourceType& type, std::string_view ns,
                           const Json& object) override;
   KubeResult<Json> Update(const ResourceType& type, std::string_view ns,

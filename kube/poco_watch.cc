@@ -1,5 +1,6 @@
-// The watch stream loop: bytes → chunked decoding → JSON values → events, and the verdict on how
-// the stream ended (client-go's StreamWatcher plus the reflector's view of why it stopped).
+// The watch stream loop: bytes → chunked decoding → JSON values → events decoded once
+// (model::WatchDecoder), and the verdict on how the stream ended (client-go's StreamWatcher plus
+// the reflector's view of why it stopped).
 
 #include <utility>
 #include <vector>
@@ -46,6 +47,8 @@ WatchResult RunWatchStream(HttpStream& stream, const WatchOptions& options,
   JsonStreamSplitter splitter;
   int64_t events = 0;
   std::vector<std::string> values;
+  model::WatchDecoder decoder;
+  model::DecodedDocument decoded;
   while (true) {
     std::string raw;
     std::string error;
@@ -81,18 +84,32 @@ WatchResult RunWatchStream(HttpStream& stream, const WatchOptions& options,
     if (Status s = splitter.Feed(payload, &values); !s.ok()) {
       return End(WatchEnd::kError, events, s.ToString());
     }
-    for (const std::string& text : values) {
-      Result<WatchEvent> event = DecodeWatchEvent(text);
-      if (!event.ok()) return End(WatchEnd::kError, events, event.status().ToString());
-      if (event->type == WatchEventType::kError) {
-        ApiError api = ApiErrorFromStatus(event->object);
+    for (std::string& text : values) {
+      const size_t size = text.size();
+      text.append(model::kDecoderPadding, '\0');
+      decoded.events.clear();
+      decoded.rejections.clear();
+      decoded.error_status.clear();
+      decoder.Decode(std::string_view(text.data(), size), &decoded);
+      if (!decoded.error_status.empty()) {
+        Result<Json> status = model::ParseJson(decoded.error_status);
+        ApiError api = status.ok() ? ApiErrorFromStatus(*status)
+                                   : TransportError("ERROR event: " + status.status().message());
         WatchResult r = End(api.IsExpired() ? WatchEnd::kExpired : WatchEnd::kError, events,
                             "ERROR event: " + api.ToString());
         r.error = std::move(api);
         return r;
       }
+      // Bytes that are not a watch event at all end the stream; an event whose object is
+      // refused goes to the handler, which quarantines it.
+      if (decoded.events.size() != 1 &&
+          (decoded.rejections.size() != 1 || !decoded.rejections[0].event_type.has_value())) {
+        const std::string why = decoded.rejections.empty() ? std::string("not a watch event")
+                                                           : decoded.rejections[0].reason;
+        return End(WatchEnd::kError, events, "undecodable watch event: " + why);
+      }
       ++events;
-      if (!handler(*event)) return End(WatchEnd::kStopped, events, "stopped by the handler");
+      if (!handler(decoded)) return End(WatchEnd::kStopped, events, "stopped by the handler");
     }
     if (chunks.finished()) {
       if (splitter.mid_value()) {

@@ -7,15 +7,21 @@
 namespace cronledger::kube {
 namespace {
 
-std::string MetaString(const Json& object, const char* key) {
-  auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return "";
-  auto v = meta->find(key);
-  return v != meta->end() && v->is_string() ? v->get<std::string>() : "";
+std::string KeyOf(std::string_view ns, std::string_view name) {
+  std::string key(ns);
+  key += '/';
+  key += name;
+  return key;
 }
 
-std::string KeyOf(const Json& object) {
-  return MetaString(object, "namespace") + "/" + MetaString(object, "name");
+// What a refused object's event carries: its type and what the decoder could read of it.
+model::WatchEvent RefusedEvent(const model::Rejection& r, model::WatchEventType type) {
+  model::WatchEvent ev;
+  ev.type = type;
+  ev.namespace_ = r.namespace_;
+  ev.name = r.name;
+  ev.resource_version = r.resource_version;
+  return ev;
 }
 
 }  // namespace
@@ -29,9 +35,8 @@ Reflector::Reflector(KubeClient& client, Sleeper& sleeper, ReflectorSink& sink,
       key_(options_.type.FullyQualified() + "/" + options_.namespace_),
       resource_version_(options_.resource_version),
       need_list_(options_.resource_version.empty()) {
-  for (const Json& object : options_.known_objects) {
-    known_[KeyOf(object)] = {MetaString(object, "uid"), MetaString(object, "resourceVersion"),
-                             object};
+  for (const model::WatchEvent& object : options_.known_objects) {
+    known_[KeyOf(object.namespace_, object.name)] = object;
   }
 }
 
@@ -48,13 +53,18 @@ size_t Reflector::known_count() const {
 Status Reflector::Deliver(ReflectorEvent event) {
   // Ledger first (rule 1): the cache and the resume point move only after the sink accepted it.
   CL_RETURN_IF_ERROR(sink_.OnEvent(event));
-  const std::string key = KeyOf(event.object);
+  const std::string key = KeyOf(event.event.namespace_, event.event.name);
   std::lock_guard<std::mutex> lock(mu_);
-  if (event.type == WatchEventType::kDeleted) {
+  if (event.rejection.has_value()) {
+    // The cache keeps the last accepted state, as the ledger's view does; the refused version is
+    // remembered so that a relist does not quarantine it again.
+    if (!event.event.name.empty()) refused_[key] = event.event.resource_version;
+  } else if (event.event.type == model::WatchEventType::kDeleted) {
     known_.erase(key);
+    refused_.erase(key);
   } else {
-    known_[key] = {MetaString(event.object, "uid"), MetaString(event.object, "resourceVersion"),
-                   std::move(event.object)};
+    refused_.erase(key);
+    known_[key] = std::move(event.event);
   }
   if (!event.checkpoint.empty()) resource_version_ = event.checkpoint;
   return Status::Ok();
@@ -65,22 +75,21 @@ Result<ReflectorNotice> Reflector::Relist() {
   list_options.label_selector = options_.label_selector;
   list_options.field_selector = options_.field_selector;
   list_options.limit = options_.page_size;
-  KubeResult<ObjectList> list = ListAll(client_, options_.type, options_.namespace_, list_options);
+  model::DecodedDocument list;
+  KubeResult<std::string> snapshot =
+      ListAllDecoded(client_, options_.type, options_.namespace_, list_options, decoder_, &list);
   ReflectorNotice notice;
-  if (!list.ok()) {
+  if (!snapshot.ok()) {
     notice.kind = ReflectorNotice::Kind::kListFailed;
     notice.resource_version = resource_version();
-    notice.detail = list.error().ToString();
+    notice.detail = snapshot.error().ToString();
     sink_.OnNotice(notice);
     return notice;
   }
   std::map<std::string, bool> listed;
   int64_t changes = 0;
-  for (Json& item : list->items) {
-    // Built-in lists omit the type on items; events should look like watch events.
-    if (!item.contains("apiVersion")) item["apiVersion"] = options_.type.ApiVersion();
-    if (!item.contains("kind")) item["kind"] = options_.type.kind;
-    const std::string key = KeyOf(item);
+  for (model::WatchEvent& item : list.events) {
+    const std::string key = KeyOf(item.namespace_, item.name);
     listed[key] = true;
     Known previous;
     bool had = false;
@@ -91,42 +100,58 @@ Result<ReflectorNotice> Reflector::Relist() {
         had = true;
       }
     }
-    if (had && previous.uid == MetaString(item, "uid") &&
-        previous.resource_version == MetaString(item, "resourceVersion")) {
+    if (had && previous.uid == item.uid && previous.resource_version == item.resource_version) {
       continue;
     }
-    if (had && previous.uid != MetaString(item, "uid")) {
+    if (had && previous.uid != item.uid) {
       // Same name, new object: the old one was deleted and recreated while we were not watching.
-      CL_RETURN_IF_ERROR(Deliver({WatchEventType::kDeleted, std::move(previous.object), true, ""}));
+      previous.type = model::WatchEventType::kDeleted;
+      CL_RETURN_IF_ERROR(Deliver({std::move(previous), std::nullopt, true, ""}));
       had = false;
       ++changes;
     }
-    CL_RETURN_IF_ERROR(Deliver(
-        {had ? WatchEventType::kModified : WatchEventType::kAdded, std::move(item), true, ""}));
+    item.type = had ? model::WatchEventType::kModified : model::WatchEventType::kAdded;
+    CL_RETURN_IF_ERROR(Deliver({std::move(item), std::nullopt, true, ""}));
     ++changes;
   }
-  std::vector<Json> vanished;
+  for (model::Rejection& refused : list.rejections) {
+    // A listed object whose version is refused still exists: it is not a deletion, and the
+    // version the reflector knew stays (as in the ledger's view). A version already refused is
+    // not delivered again.
+    const std::string key = KeyOf(refused.namespace_, refused.name);
+    if (!refused.name.empty()) {
+      listed[key] = true;
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = refused_.find(key);
+      if (it != refused_.end() && it->second == refused.resource_version) continue;
+    }
+    model::WatchEvent ev = RefusedEvent(refused, model::WatchEventType::kAdded);
+    CL_RETURN_IF_ERROR(Deliver({std::move(ev), std::move(refused), true, ""}));
+    ++changes;
+  }
+  std::vector<Known> vanished;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [key, known] : known_) {
-      if (!listed.count(key)) vanished.push_back(known.object);
+      if (!listed.count(key)) vanished.push_back(known);
     }
   }
-  for (Json& object : vanished) {
-    CL_RETURN_IF_ERROR(Deliver({WatchEventType::kDeleted, std::move(object), true, ""}));
+  for (Known& object : vanished) {
+    object.type = model::WatchEventType::kDeleted;
+    CL_RETURN_IF_ERROR(Deliver({std::move(object), std::nullopt, true, ""}));
     ++changes;
   }
-  CL_RETURN_IF_ERROR(sink_.OnCheckpoint(list->resource_version));
+  CL_RETURN_IF_ERROR(sink_.OnCheckpoint(snapshot.value()));
   {
     std::lock_guard<std::mutex> lock(mu_);
-    resource_version_ = list->resource_version;
+    resource_version_ = snapshot.value();
     need_list_ = false;
   }
   synced_.store(true);
   notice.kind = ReflectorNotice::Kind::kListed;
-  notice.resource_version = list->resource_version;
-  notice.detail = std::to_string(list->items.size()) + " objects, " + std::to_string(changes) +
-                  " changes delivered";
+  notice.resource_version = snapshot.value();
+  notice.detail = std::to_string(list.events.size() + list.rejections.size()) + " objects, " +
+                  std::to_string(changes) + " changes delivered";
   sink_.OnNotice(notice);
   return notice;
 }
@@ -144,19 +169,26 @@ Result<ReflectorNotice> Reflector::WatchOnce(const Cancellation& cancel) {
   watch.cancel = &cancel;
   watch.on_open = [this] { synced_.store(true); };
   Status sink_error;
-  KubeResult<WatchResult> result =
-      client_.Watch(options_.type, options_.namespace_, watch, [&](const WatchEvent& event) {
-        if (event.type == WatchEventType::kBookmark) {
-          const std::string rv = MetaString(event.object, "resourceVersion");
-          if (rv.empty()) return true;
+  KubeResult<WatchResult> result = client_.Watch(
+      options_.type, options_.namespace_, watch, [&](model::DecodedDocument& decoded) {
+        if (decoded.events.empty()) {
+          model::Rejection& refused = decoded.rejections.front();
+          model::WatchEvent ev = RefusedEvent(refused, *refused.event_type);
+          std::string checkpoint = refused.resource_version;
+          sink_error = Deliver({std::move(ev), std::move(refused), false, std::move(checkpoint)});
+          return sink_error.ok();
+        }
+        model::WatchEvent& ev = decoded.events.front();
+        if (ev.type == model::WatchEventType::kBookmark) {
+          const std::string& rv = ev.resource_version;
           sink_error = sink_.OnCheckpoint(rv);
           if (!sink_error.ok()) return false;
           std::lock_guard<std::mutex> lock(mu_);
           resource_version_ = rv;
           return true;
         }
-        sink_error =
-            Deliver({event.type, event.object, false, MetaString(event.object, "resourceVersion")});
+        std::string checkpoint = ev.resource_version;
+        sink_error = Deliver({std::move(ev), std::nullopt, false, std::move(checkpoint)});
         return sink_error.ok();
       });
   CL_RETURN_IF_ERROR(sink_error);

@@ -30,8 +30,12 @@
 namespace cronledger::kube {
 
 struct ReflectorEvent {
-  WatchEventType type = WatchEventType::kAdded;  // kAdded, kModified or kDeleted
-  Json object;
+  // The change, decoded once (model::WatchDecoder): its type (kAdded, kModified or kDeleted), the
+  // object's fields and its bytes as the server sent them. For a refused object, only the type and
+  // the resourceVersion that could be read.
+  model::WatchEvent event;
+  // Set when the decoder refused the object: why, and the bytes as the server sent them.
+  std::optional<model::Rejection> rejection;
   // Derived from a relist rather than received as a watch event. A synthetic DELETED carries the
   // last state the reflector knew (client-go's DeletedFinalStateUnknown).
   bool synthetic = false;
@@ -78,7 +82,7 @@ struct ReflectorOptions {
   std::string resource_version;
   // What the caller already holds for this resource (e.g. the ledger's view), diffed against the
   // first list so that deletions missed while stopped become synthetic DELETED events.
-  std::vector<Json> known_objects;
+  std::vector<model::WatchEvent> known_objects;
   // Server-side watch timeout: 5 min stretched by a deterministic [0, 1) fraction, as client-go
   // spreads its 5–10 min watches.
   Duration watch_timeout = std::chrono::minutes(5);
@@ -109,11 +113,8 @@ class Reflector {
   bool HasSynced() const { return synced_.load(); }
 
  private:
-  struct Known {
-    std::string uid;
-    std::string resource_version;
-    Json object;
-  };
+  // The last accepted state of an object (a synthetic DELETED carries it).
+  using Known = model::WatchEvent;
   Result<ReflectorNotice> Relist();
   Result<ReflectorNotice> WatchOnce(const Cancellation& cancel);
   Status Deliver(ReflectorEvent event);
@@ -127,6 +128,9 @@ class Reflector {
   std::string resource_version_;
   bool need_list_;
   std::map<std::string, Known> known_;  // by namespace/name
+  // Objects whose latest version the decoder refused: that version, by namespace/name.
+  std::map<std::string, std::string> refused_;
+  model::WatchDecoder decoder_;  // list pages (Relist runs on the reflector's thread)
   int64_t watches_ = 0;
   std::atomic<bool> synced_{false};
 };

@@ -14,6 +14,14 @@ using testing::KubeClientFixture;
 
 constexpr auto kWait = std::chrono::seconds(10);  // upper bound only
 
+// An object the caller knows (ReflectorOptions::known_objects), decoded as the ledger holds it.
+model::WatchEvent Known(const Json& object) {
+  model::WatchDecoder decoder;
+  model::DecodedDocument d = decoder.DecodeCopy(object.dump());
+  EXPECT_EQ(d.events.size(), 1u);
+  return d.events.empty() ? model::WatchEvent{} : d.events.front();
+}
+
 // Records what the reflector delivers, as the ingest adapter would append it to the ledger.
 class RecordingSink : public ReflectorSink {
  public:
@@ -28,9 +36,8 @@ class RecordingSink : public ReflectorSink {
     std::lock_guard<std::mutex> lock(mu_);
     if (fail_after_ >= 0 && events_ >= fail_after_) return Status::IoError("ledger full");
     ++events_;
-    entries_.push_back({std::string(WatchEventTypeName(event.type)),
-                        event.object["metadata"].value("name", ""), event.synthetic,
-                        event.checkpoint});
+    entries_.push_back({std::string(model::WatchEventTypeName(event.event.type)), event.event.name,
+                        event.synthetic, event.checkpoint});
     cv_.notify_all();
     return Status::Ok();
   }
@@ -226,7 +233,7 @@ TEST_F(ReflectorTest, RestartsFromAStoredResourceVersionWithoutListing) {
   Create("b");  // happened while the controller was down
   ReflectorOptions options;
   options.resource_version = stored;
-  options.known_objects = {*server_->Get(BatchJobs(), "default", "a")};
+  options.known_objects = {Known(*server_->Get(BatchJobs(), "default", "a"))};
   StartReflector(options);
   ASSERT_TRUE(sink_.WaitForEntry("ADDED", "b"));
   EXPECT_TRUE(Stop().ok());
@@ -244,7 +251,7 @@ TEST_F(ReflectorTest, StoredVersionTooOldRelistsAgainstKnownObjects) {
   server_->Compact();
   ReflectorOptions options;
   options.resource_version = stored;
-  options.known_objects = {known_a, known_gone};
+  options.known_objects = {Known(known_a), Known(known_gone)};
   StartReflector(options);
   ASSERT_TRUE(sink_.WaitForNotice(ReflectorNotice::Kind::kListed));
   EXPECT_TRUE(Stop().ok());

@@ -94,8 +94,8 @@ TEST_F(TlsTest, TrustsTheKubeconfigCaAndPresentsTheClientCertificate) {
   WatchOptions watch;
   watch.resource_version = "";
   std::vector<std::string> names;
-  auto result = client->Watch(BatchJobs(), "ns", watch, [&](const WatchEvent& e) {
-    names.push_back(e.object["metadata"]["name"]);
+  auto result = client->Watch(BatchJobs(), "ns", watch, [&](model::DecodedDocument& d) {
+    for (const model::WatchEvent& e : d.events) names.push_back(e.name);
     return false;
   });
   ASSERT_TRUE(result.ok()) << result.error().ToString();
@@ -130,7 +130,8 @@ TEST_F(TlsTest, AStalledWatchEndsWithinTheStallTimeout) {
   watch.resource_version = "";
   watch.stall_timeout = std::chrono::milliseconds(1500);
   const auto start = std::chrono::steady_clock::now();
-  auto result = client->Watch(BatchJobs(), "ns", watch, [](const WatchEvent&) { return true; });
+  auto result =
+      client->Watch(BatchJobs(), "ns", watch, [](model::DecodedDocument&) { return true; });
   const auto took = std::chrono::steady_clock::now() - start;
   ASSERT_TRUE(result.ok()) << result.error().ToString();
   EXPECT_EQ(result->end, WatchEnd::kStalled) << result->detail;
@@ -155,7 +156,7 @@ TEST_F(TlsTest, AnotherCaIsRefusedWithAClearErrorAndNotRetried) {
 
   // A watch is refused the same way.
   WatchOptions watch;
-  auto w = client->Watch(BatchJobs(), "ns", watch, [](const WatchEvent&) { return true; });
+  auto w = client->Watch(BatchJobs(), "ns", watch, [](model::DecodedDocument&) { return true; });
   ASSERT_FALSE(w.ok());
   EXPECT_EQ(w.error().reason, "CertificateNotTrusted");
 }

@@ -18,9 +18,10 @@ class WatchTest : public KubeClientFixture {
   // Runs a watch on another thread, collecting events.
   struct Running {
     std::future<KubeResult<WatchResult>> result;
-    std::shared_ptr<std::vector<WatchEvent>> events = std::make_shared<std::vector<WatchEvent>>();
+    std::shared_ptr<std::vector<model::WatchEvent>> events =
+        std::make_shared<std::vector<model::WatchEvent>>();
     std::shared_ptr<std::mutex> mu = std::make_shared<std::mutex>();
-    std::vector<WatchEvent> Events() const {
+    std::vector<model::WatchEvent> Events() const {
       std::lock_guard<std::mutex> lock(*mu);
       return *events;
     }
@@ -31,9 +32,10 @@ class WatchTest : public KubeClientFixture {
     auto events = run.events;
     auto mu = run.mu;
     run.result = std::async(std::launch::async, [this, options, events, mu, stop_after] {
-      return client_->Watch(BatchJobs(), "default", options, [&](const WatchEvent& e) {
+      return client_->Watch(BatchJobs(), "default", options, [&](model::DecodedDocument& d) {
+        EXPECT_TRUE(d.rejections.empty());
         std::lock_guard<std::mutex> lock(*mu);
-        events->push_back(e);
+        for (model::WatchEvent& e : d.events) events->push_back(std::move(e));
         return stop_after < 0 || static_cast<int>(events->size()) < stop_after;
       });
     });
@@ -73,16 +75,14 @@ TEST_F(WatchTest, StreamsChangesFromAResourceVersionAndBookmarks) {
   EXPECT_EQ(result.end, WatchEnd::kClosed);
   const auto events = run.Events();
   ASSERT_EQ(events.size(), 3u);
-  EXPECT_EQ(events[0].type, WatchEventType::kAdded);
-  EXPECT_EQ(events[0].object["metadata"]["name"], "new");
-  EXPECT_EQ(events[0].object["kind"], "Job");  // watch objects carry their type
-  EXPECT_EQ(events[1].type, WatchEventType::kDeleted);
-  EXPECT_EQ(events[1].object["metadata"]["name"], "seed-0");
-  EXPECT_EQ(events[1].object["metadata"]["resourceVersion"],
-            std::to_string(server_->resource_version()));
-  EXPECT_EQ(events[2].type, WatchEventType::kBookmark);
-  EXPECT_EQ(events[2].object["metadata"]["resourceVersion"],
-            std::to_string(server_->resource_version()));
+  EXPECT_EQ(events[0].type, model::WatchEventType::kAdded);
+  EXPECT_EQ(events[0].name, "new");
+  EXPECT_EQ(events[0].kind, model::ObjectKind::kJob);  // watch objects carry their type
+  EXPECT_EQ(events[1].type, model::WatchEventType::kDeleted);
+  EXPECT_EQ(events[1].name, "seed-0");
+  EXPECT_EQ(events[1].resource_version, std::to_string(server_->resource_version()));
+  EXPECT_EQ(events[2].type, model::WatchEventType::kBookmark);
+  EXPECT_EQ(events[2].resource_version, std::to_string(server_->resource_version()));
   EXPECT_NE(server_->requests().back().query.find("allowWatchBookmarks=true"), std::string::npos);
 }
 
@@ -92,7 +92,7 @@ TEST_F(WatchTest, EmptyResourceVersionStartsWithTheCurrentState) {
   const WatchResult result = Finish(run);
   EXPECT_EQ(result.end, WatchEnd::kStopped);
   EXPECT_EQ(result.events, 3);
-  for (const WatchEvent& e : run.Events()) EXPECT_EQ(e.type, WatchEventType::kAdded);
+  for (const model::WatchEvent& e : run.Events()) EXPECT_EQ(e.type, model::WatchEventType::kAdded);
 }
 
 TEST_F(WatchTest, DroppedConnectionIsReported) {
@@ -169,7 +169,7 @@ TEST_F(SplitChunkWatchTest, EventsSplitAcrossChunksDecode) {
   EXPECT_EQ(Finish(run).end, WatchEnd::kStopped);
   const auto events = run.Events();
   ASSERT_EQ(events.size(), 4u);
-  EXPECT_EQ(events[3].object["metadata"]["name"], "seed-3");
+  EXPECT_EQ(events[3].name, "seed-3");
 }
 
 TEST_F(SplitChunkWatchTest, HttpGoneIsAnExpiredApiError) {
@@ -178,7 +178,8 @@ TEST_F(SplitChunkWatchTest, HttpGoneIsAnExpiredApiError) {
   server_->Compact();
   WatchOptions options;
   options.resource_version = std::to_string(old_rv);
-  auto r = client_->Watch(BatchJobs(), "default", options, [](const WatchEvent&) { return true; });
+  auto r =
+      client_->Watch(BatchJobs(), "default", options, [](model::DecodedDocument&) { return true; });
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(r.error().IsExpired());
   EXPECT_EQ(r.error().code, 410);

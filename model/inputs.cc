@@ -493,4 +493,10 @@ Result<Decision> DecodeDecisionRecord(std::string_view bytes) {
   return d;
 }
 
+std::string WatchEventKey(const WatchEvent& e) {
+  if (e.name.empty()) return "/";
+  const bool owned = e.kind == ObjectKind::kJob && !e.owner_name.empty();
+  return e.namespace_ + "/" + (owned ? e.owner_name : e.name);
+}
+
 }  // namespace cronledger::model

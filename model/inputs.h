@@ -54,6 +54,12 @@ struct WatchEvent {
   friend bool operator==(const WatchEvent&, const WatchEvent&) = default;
 };
 
+// The partitioning key of a watch event (docs/design.md §5): a CronJob by `namespace/name`, a Job
+// by `namespace/<controller owner name>` (so a CronJob and its Jobs share a partition), an orphan
+// Job by its own name, and a bookmark (no name) by "/". The watch relay produces by it and the
+// Kafka source reads by it.
+std::string WatchEventKey(const WatchEvent& e);
+
 // A watch event's normalized fields as views (no copies): what log scans and the fold of the view
 // read. Valid as long as the bytes or the WatchEvent it views. It has no raw bytes (the log keeps
 // them apart from the record).

@@ -114,16 +114,16 @@ TEST(KafkaKeys, CronJobAndItsJobsShareAKey) {
   e.kind = model::ObjectKind::kCronJob;
   e.namespace_ = "prod";
   e.name = "backup";
-  EXPECT_EQ(ingest::WatchEventKey(e), "prod/backup");
+  EXPECT_EQ(model::WatchEventKey(e), "prod/backup");
   e.kind = model::ObjectKind::kJob;
   e.name = "backup-28600000";
   e.owner_name = "backup";
-  EXPECT_EQ(ingest::WatchEventKey(e), "prod/backup");
+  EXPECT_EQ(model::WatchEventKey(e), "prod/backup");
   e.owner_name = "";
-  EXPECT_EQ(ingest::WatchEventKey(e), "prod/backup-28600000");
+  EXPECT_EQ(model::WatchEventKey(e), "prod/backup-28600000");
   e.name = "";
   e.namespace_ = "";
-  EXPECT_EQ(ingest::WatchEventKey(e), "/");
+  EXPECT_EQ(model::WatchEventKey(e), "/");
 }
 
 TEST(KafkaKeys, PositionsRoundTripAndRejectGarbage) {

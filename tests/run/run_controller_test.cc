@@ -1,6 +1,7 @@
 // Controller mode end to end: a CronJob of the CRD resource and of batch/v1 gets its Jobs with
 // the upstream name, labels, annotations and owner reference, its status through the status
 // subresource, events.k8s.io/v1 Events, and the creation-skew histogram.
+#include "kube/testing/wire_json.h"
 #include "tests/run/run_fixture.h"
 
 namespace cronledger::app::testing {
@@ -78,6 +79,38 @@ TEST_P(RunControllerTest, CreatesTheUpstreamJobStatusAndEvent) {
   Settle(type);
   EXPECT_TRUE(server_->Get(kube::BatchJobs(), "prod", JobName("backup", kStart + 600)));
   EXPECT_EQ(ViewJobCount(), 2u);
+}
+
+// The ledger keeps each object as the API server sent it: the bytes of the watch event's object,
+// and for a listed item its bytes with the list's kind and apiVersion in front (which is where
+// the server writes them on a single object, so the two agree). The fixture writes the real
+// server's field order, which no re-serialization by cronledger would reproduce.
+TEST_P(RunControllerTest, TheLedgerHoldsTheBytesTheServerSent) {
+  const kube::ResourceType type = GetParam();
+  // One CronJob the start-up list delivers, one a watch event delivers.
+  ASSERT_TRUE(server_->Create(type, CronJobObject(type, "prod", "listed", "*/5 * * * *")).ok());
+  StartAssembly(Config(type));
+  Settle(type);
+  ASSERT_TRUE(server_->Create(type, CronJobObject(type, "prod", "watched", "*/5 * * * *")).ok());
+  clock_.AdvanceTo(Time::FromUnix(kStart + 5 * 60 + 1));
+  Settle(type);
+
+  int compared = 0;
+  for (const auto* t : {&type, &kube::BatchJobs()}) {
+    const auto kind = t == &type ? model::ObjectKind::kCronJob : model::ObjectKind::kJob;
+    auto listed = client_->List(*t, "prod", {});
+    ASSERT_TRUE(listed.ok());
+    for (const Json& item : listed->items) {
+      const std::string name = item["metadata"]["name"];
+      std::optional<Json> live = server_->Get(*t, "prod", name);
+      ASSERT_TRUE(live.has_value()) << name;
+      auto stored = ledger_->GetObject(kind, "prod", name);
+      ASSERT_TRUE(stored.ok()) << name << ": " << stored.status().ToString();
+      EXPECT_EQ(stored->raw, kube::testing::WireJson(*live)) << name;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 4);  // two CronJobs (their status written) and their two Jobs
 }
 
 std::string ResourceName(const ::testing::TestParamInfo<kube::ResourceType>& p) {

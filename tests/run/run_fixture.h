@@ -142,7 +142,7 @@ class RunFixture : public ::testing::Test {
   // resourceVersion, and nothing else.
   bool Synced(const kube::ResourceType& type) {
     for (const auto* t : {&type, &kube::BatchJobs()}) {
-      auto list = kube::ListAll(*client_, *t, "", {});
+      auto list = client_->List(*t, "", {});
       if (!list.ok()) return false;
       const auto kind = t == &type ? model::ObjectKind::kCronJob : model::ObjectKind::kJob;
       for (const Json& item : list->items) {

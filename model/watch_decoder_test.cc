@@ -1,4 +1,4 @@
-#include "ingest/decoder.h"
+#include "model/watch_decoder.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include "model/json.h"
 #include "model/json_limits.h"
 
-namespace cronledger::ingest {
+namespace cronledger::model {
 namespace {
 
 using model::ObjectKind;
@@ -15,9 +15,9 @@ using model::WatchEventType;
 TEST(DecoderTest, WatchEventOfARealisticJob) {
   WatchDecoder decoder;
   const std::string object =
-      testing::JobObject("prod", "backup-1", "uid-1", 42, "backup", "cj-uid");
+      ingest::testing::JobObject("prod", "backup-1", "uid-1", 42, "backup", "cj-uid");
   EXPECT_GT(object.size(), 2400u);
-  auto out = decoder.DecodeCopy(testing::WatchLine("MODIFIED", object));
+  auto out = decoder.DecodeCopy(ingest::testing::WatchLine("MODIFIED", object));
   ASSERT_TRUE(out.rejections.empty()) << out.rejections[0].reason;
   ASSERT_EQ(out.events.size(), 1u);
   const auto& e = out.events[0];
@@ -35,7 +35,7 @@ TEST(DecoderTest, WatchEventOfARealisticJob) {
 
 TEST(DecoderTest, FieldOrderAndBareObjectsAndLists) {
   WatchDecoder decoder;
-  const std::string cj = testing::CronJobObject("ns", "a", "ua", 7);
+  const std::string cj = ingest::testing::CronJobObject("ns", "a", "ua", 7);
   auto reversed = decoder.DecodeCopy(R"({"object":)" + cj + R"(,"type":"DELETED"})");
   ASSERT_EQ(reversed.events.size(), 1u);
   EXPECT_EQ(reversed.events[0].type, WatchEventType::kDeleted);
@@ -46,7 +46,7 @@ TEST(DecoderTest, FieldOrderAndBareObjectsAndLists) {
   EXPECT_EQ(bare.events[0].type, WatchEventType::kAdded);
   EXPECT_EQ(bare.events[0].raw, cj);
 
-  const std::string job = testing::JobObject("ns", "a-1", "uj", 8, "a", "ua");
+  const std::string job = ingest::testing::JobObject("ns", "a-1", "uj", 8, "a", "ua");
   auto list =
       decoder.DecodeCopy(R"({"apiVersion":"v1","kind":"List","items":[)" + cj + "," + job +
                          R"(,{"kind":"Pod","apiVersion":"v1","metadata":{}}],"metadata":{}})");
@@ -154,14 +154,14 @@ TEST(DecoderTest, ObjectsOverTheApiServersLimitsAreRejectedWithoutParsing) {
   const size_t envelope = 4;
   const std::string at_limit = DeepCronJob("at", model::kMaxJsonDepth - envelope);
   EXPECT_EQ(model::JsonDepth(at_limit, 1u << 20), model::kMaxJsonDepth);
-  auto ok = decoder.DecodeCopy(testing::WatchLine("ADDED", at_limit));
+  auto ok = decoder.DecodeCopy(ingest::testing::WatchLine("ADDED", at_limit));
   ASSERT_TRUE(ok.rejections.empty()) << ok.rejections[0].reason;
   ASSERT_EQ(ok.events.size(), 1u);
 
   const std::string depth_reason = "over limit: JSON nesting deeper than 10000 levels";
   for (size_t depth : {model::kMaxJsonDepth - envelope + 1, size_t{100000}}) {
     const std::string deep = DeepCronJob("deep", depth);
-    for (const std::string& doc : {testing::WatchLine("ADDED", deep), deep}) {
+    for (const std::string& doc : {ingest::testing::WatchLine("ADDED", deep), deep}) {
       auto out = decoder.DecodeCopy(doc);
       EXPECT_TRUE(out.events.empty());
       ASSERT_EQ(out.rejections.size(), 1u);
@@ -169,7 +169,7 @@ TEST(DecoderTest, ObjectsOverTheApiServersLimitsAreRejectedWithoutParsing) {
     }
   }
   // In a List only the item over the limit is rejected.
-  const std::string good = testing::CronJobObject("ns", "good", "ug", 1);
+  const std::string good = ingest::testing::CronJobObject("ns", "good", "ug", 1);
   auto list = decoder.DecodeCopy(R"({"apiVersion":"v1","kind":"List","items":[)" +
                                  DeepCronJob("deep", 100000) + "," + good + "]}");
   ASSERT_EQ(list.events.size(), 1u);
@@ -182,7 +182,7 @@ TEST(DecoderTest, ObjectsOverTheApiServersLimitsAreRejectedWithoutParsing) {
   std::string big = good;
   big.insert(big.find(R"("annotations":{)") + 15,
              R"("big":")" + std::string(model::kMaxObjectBytes, 'x') + R"(",)");
-  auto large = decoder.DecodeCopy(testing::WatchLine("MODIFIED", big));
+  auto large = decoder.DecodeCopy(ingest::testing::WatchLine("MODIFIED", big));
   EXPECT_TRUE(large.events.empty());
   ASSERT_EQ(large.rejections.size(), 1u);
   EXPECT_EQ(large.rejections[0].reason,
@@ -219,12 +219,12 @@ TEST(DecoderTest, ObjectsTheModelCannotHoldAreRejectedWithTheField) {
     const std::string object = R"({"apiVersion":"batch/v1","kind":")" + c.kind +
                                R"(","metadata":{"name":"c","namespace":"n","uid":"u"},)" +
                                c.member + "}";
-    auto out = decoder.DecodeCopy(testing::WatchLine("MODIFIED", object));
+    auto out = decoder.DecodeCopy(ingest::testing::WatchLine("MODIFIED", object));
     EXPECT_TRUE(out.events.empty()) << c.member;
     ASSERT_EQ(out.rejections.size(), 1u) << c.member;
     EXPECT_EQ(out.rejections[0].reason.substr(0, c.reason.size()), c.reason) << c.member;
     // Its deletion still applies: the view must not keep an object the cluster deleted.
-    auto deleted = decoder.DecodeCopy(testing::WatchLine("DELETED", object));
+    auto deleted = decoder.DecodeCopy(ingest::testing::WatchLine("DELETED", object));
     EXPECT_TRUE(deleted.rejections.empty()) << c.member;
     EXPECT_EQ(deleted.events.size(), 1u) << c.member;
   }
@@ -239,5 +239,75 @@ TEST(DecoderTest, NullFieldsAreAbsentAndNonControllerOwnersAreIgnored) {
   EXPECT_EQ(out.events[0].owner_name, "mine");
 }
 
+// An object without its TypeMeta, as a typed list's item comes from the API server.
+std::string Untyped(const std::string& object) {
+  const std::string prefix = R"({"apiVersion":"batch/v1","kind":"CronJob",)";
+  EXPECT_EQ(object.rfind(prefix, 0), 0u);
+  return "{" + object.substr(prefix.size());
+}
+
+TEST(DecoderTest, TypedListItemsGetTheListsTypeInFrontOfTheirBytes) {
+  const std::string a = Untyped(ingest::testing::CronJobObject("n", "a", "u-a", 5));
+  const std::string b = ingest::testing::CronJobObject("n", "b", "u-b", 6);  // keeps its own
+  // `items` before the list's kind: the items are typed once the whole list is read.
+  const std::string doc = R"({"items":[)" + a + "," + b +
+                          R"(],"kind":"CronJobList","apiVersion":"batch/v1",)"
+                          R"("metadata":{"resourceVersion":"42","continue":"next-page"}})";
+  WatchDecoder decoder;
+  DecodedDocument out = decoder.DecodeCopy(doc);
+  ASSERT_TRUE(out.rejections.empty()) << out.rejections[0].reason;
+  ASSERT_EQ(out.events.size(), 2u);
+  EXPECT_EQ(out.events[0].raw, R"({"kind":"CronJob","apiVersion":"batch/v1",)" + a.substr(1));
+  EXPECT_EQ(out.events[0].kind, ObjectKind::kCronJob);
+  EXPECT_EQ(out.events[0].api_version, "batch/v1");
+  EXPECT_EQ(out.events[1].raw, b);
+  EXPECT_EQ(out.list_resource_version, "42");
+  EXPECT_EQ(out.list_continue, "next-page");
+
+  // A plain `List` names no type: an item without one is refused, with its bytes as they came.
+  out = decoder.DecodeCopy(R"({"kind":"List","apiVersion":"v1","items":[)" + a + "]}");
+  ASSERT_EQ(out.rejections.size(), 1u);
+  EXPECT_EQ(out.rejections[0].reason, "missing kind");
+  EXPECT_EQ(out.rejections[0].raw, a);
+  EXPECT_EQ(out.rejections[0].item, 0);
+  EXPECT_EQ(out.rejections[0].name, "a");
+}
+
+TEST(DecoderTest, ARefusedWatchEventKeepsItsTypeAndWhatWasRead) {
+  WatchDecoder decoder;
+  // The object's metadata is read before the field that refuses it.
+  DecodedDocument out = decoder.DecodeCopy(
+      R"({"object":{"kind":"Job","apiVersion":"batch/v1","metadata":{"name":"j","namespace":"n",)"
+      R"("uid":"u","resourceVersion":"77"},"status":{"startTime":"soon"}},"type":"MODIFIED"})");
+  ASSERT_EQ(out.rejections.size(), 1u);
+  const Rejection& r = out.rejections[0];
+  EXPECT_NE(r.reason.find("invalid Job"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.event_type, WatchEventType::kModified);
+  EXPECT_EQ(r.resource_version, "77");
+  EXPECT_EQ(r.namespace_, "n");
+  EXPECT_EQ(r.name, "j");
+  // A refusal in the metadata itself: the type still comes through, the rest is what was read.
+  out = decoder.DecodeCopy(
+      R"({"type":"ADDED","object":{"kind":"Job","metadata":{"namespace":"n","name":7}}})");
+  ASSERT_EQ(out.rejections.size(), 1u);
+  EXPECT_EQ(out.rejections[0].event_type, WatchEventType::kAdded);
+  // A document that is not a watch event has no type.
+  for (const char* doc : {R"({"type":"WHAT","object":{}})", R"({"type":"ADDED"})", "[1]"}) {
+    out = decoder.DecodeCopy(doc);
+    ASSERT_EQ(out.rejections.size(), 1u) << doc;
+    EXPECT_FALSE(out.rejections[0].event_type.has_value()) << doc;
+  }
+}
+
+TEST(DecoderTest, AnErrorEventKeepsTheStatusAsSent) {
+  WatchDecoder decoder;
+  const std::string status =
+      R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"gone","code":410})";
+  DecodedDocument out = decoder.DecodeCopy(R"({"type":"ERROR","object":)" + status + "}");
+  ASSERT_EQ(out.rejections.size(), 1u);
+  EXPECT_EQ(out.rejections[0].reason, "watch ERROR event: gone");
+  EXPECT_EQ(out.error_status, status);
+}
+
 }  // namespace
-}  // namespace cronledger::ingest
+}  // namespace cronledger::model

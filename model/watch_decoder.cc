@@ -1,14 +1,15 @@
-#include "ingest/decoder.h"
+#include "model/watch_decoder.h"
 
 #include <simdjson.h>
 
 #include <utility>
 
 #include "model/json.h"
+#include "model/job_fields.h"
 #include "model/json_limits.h"
 #include "model/objects.h"
 
-namespace cronledger::ingest {
+namespace cronledger::model {
 namespace od = simdjson::ondemand;
 
 static_assert(kDecoderPadding >= simdjson::SIMDJSON_PADDING, "decoder padding below simdjson's");
@@ -19,6 +20,7 @@ namespace {
 // live until the next iterate().
 struct ObjectInfo {
   std::string_view kind, api_version, name, ns, uid, resource_version, message;
+  std::string_view continue_token;  // a List's metadata.continue
   std::string_view owner_name, owner_uid;
   bool has_metadata = false;
 };
@@ -102,6 +104,8 @@ std::string ReadMetadata(od::value v, ObjectInfo* info) {
       err = ReadString(field.value(), "metadata.resourceVersion", &info->resource_version);
     } else if (key == "ownerReferences") {
       err = ReadOwnerReferences(field.value(), info);
+    } else if (key == "continue") {
+      err = ReadString(field.value(), "metadata.continue", &info->continue_token);
     }
     if (!err.empty()) return err;
   }
@@ -135,30 +139,46 @@ bool ValidName(std::string_view s) {
 
 // A CronJob the typed model cannot hold (a field of the wrong type or out of range) would fail
 // every later read of it; the API server's decoder refuses such an object outright, so it is
-// refused here too and the view keeps the version before it, as an informer's cache would.
+// refused here too and the view keeps the version before it, as an informer's cache would. The
+// check is the passes' own decoder (job_fields.h), which fails exactly when DecodeCronJob does.
 std::string ValidateCronJob(std::string_view raw) {
-  Result<model::Json> json = model::ParseJson(raw);
-  Status s = json.ok() ? model::DecodeCronJob(*json).status() : json.status();
+  Status s = DecodeCronJobFields(raw).status();
   return s.ok() ? "" : "invalid CronJob: " + s.message();
 }
 
 // The same for a Job: every pass of its CronJob reads it, so one the model cannot hold (a status
 // field of the wrong type, a malformed time) is refused at the door like a CronJob.
 std::string ValidateJob(std::string_view raw) {
-  Result<model::Json> json = model::ParseJson(raw);
-  Status s = json.ok() ? model::DecodeJob(*json).status() : json.status();
+  Status s = DecodeJobFields(raw).status();
   return s.ok() ? "" : "invalid Job: " + s.message();
 }
 
+// An item of a typed list (`CronJobList`) as the API server sends it has no kind or apiVersion:
+// they are the list's. The item's bytes get them in front, so that every stored object names its
+// type as a watch event's object does; the rest of the item is kept as it came.
+std::string WithTypeMeta(std::string_view raw, std::string_view kind,
+                         std::string_view api_version) {
+  std::string fields;
+  if (!kind.empty()) fields += "\"kind\":" + Json(std::string(kind)).dump();
+  if (!api_version.empty()) {
+    if (!fields.empty()) fields += ',';
+    fields += "\"apiVersion\":" + Json(std::string(api_version)).dump();
+  }
+  std::string_view rest = raw.substr(1);  // after the item's '{'
+  size_t first = rest.find_first_not_of(" \t\r\n");
+  const bool empty = first != std::string_view::npos && rest[first] == '}';
+  return "{" + fields + (empty ? "" : ",") + std::string(empty ? rest.substr(first) : rest);
+}
+
 // Validates an object and makes the event, or returns the rejection reason.
-std::string MakeEvent(model::WatchEventType type, const ObjectInfo& info, std::string_view raw,
-                      model::WatchEvent* ev) {
-  if (Status s = model::CheckObjectLimits(raw); !s.ok()) return s.message();
+std::string MakeEvent(WatchEventType type, const ObjectInfo& info, std::string_view raw,
+                      WatchEvent* ev) {
+  if (Status s = CheckObjectLimits(raw); !s.ok()) return s.message();
   if (info.kind.empty()) return "missing kind";
-  auto kind = model::ParseObjectKind(info.kind);
+  auto kind = ParseObjectKind(info.kind);
   if (!kind.ok()) return "unknown kind \"" + std::string(info.kind) + "\"";
   if (info.api_version.empty()) return "missing apiVersion";
-  if (type == model::WatchEventType::kBookmark) {
+  if (type == WatchEventType::kBookmark) {
     if (info.resource_version.empty()) return "BOOKMARK without metadata.resourceVersion";
   } else {
     if (info.name.empty()) return "missing metadata.name";
@@ -166,9 +186,9 @@ std::string MakeEvent(model::WatchEventType type, const ObjectInfo& info, std::s
     if (info.uid.empty()) return "missing metadata.uid";
     if (!ValidName(info.name) || !ValidName(info.ns)) return "invalid metadata.name or namespace";
   }
-  if (type != model::WatchEventType::kBookmark && type != model::WatchEventType::kDeleted) {
+  if (type != WatchEventType::kBookmark && type != WatchEventType::kDeleted) {
     std::string invalid =
-        *kind == model::ObjectKind::kCronJob ? ValidateCronJob(raw) : ValidateJob(raw);
+        *kind == ObjectKind::kCronJob ? ValidateCronJob(raw) : ValidateJob(raw);
     if (!invalid.empty()) return invalid;
   }
   ev->type = type;
@@ -200,12 +220,17 @@ std::string_view Trim(std::string_view s) {
 struct WatchDecoder::Impl {
   od::parser parser;
   std::string scratch;  // DecodeCopy's padded buffer
+  // Set by DecodeDocument for a watch event whose type was read and whose object was refused.
+  std::optional<WatchEventType> refused_type;
+  ObjectInfo refused;  // what was read of that object
 
   // Returns "" on success (out filled) or the reason the whole document is rejected.
   std::string DecodeDocument(std::string_view doc, DecodedDocument* out);
 };
 
 std::string WatchDecoder::Impl::DecodeDocument(std::string_view doc, DecodedDocument* out) {
+  refused_type.reset();
+  refused = {};
   od::document d;
   if (auto e = parser.iterate(doc.data(), doc.size(), doc.size() + kDecoderPadding).get(d)) {
     return Err("malformed JSON", e);
@@ -215,10 +240,16 @@ std::string WatchDecoder::Impl::DecodeDocument(std::string_view doc, DecodedDocu
   ObjectInfo self;   // the document as a bare object
   ObjectInfo inner;  // a watch event's object
   std::string_view type, object_raw;
+  std::string object_err;  // why the watch event's object was refused
   bool is_event = false;
   bool has_items = false;
-  std::vector<model::WatchEvent> items;
-  std::vector<Rejection> item_rejections;
+  // A List's items, read here and made events once the List's own kind is known (it may follow).
+  struct Item {
+    std::string_view raw;
+    ObjectInfo info;
+    std::string err;
+  };
+  std::vector<Item> items;
   for (auto field : top) {
     std::string_view key;
     if (auto e = field.unescaped_key().get(key)) return Err("malformed JSON", e);
@@ -232,7 +263,9 @@ std::string WatchDecoder::Impl::DecodeDocument(std::string_view doc, DecodedDocu
       if (field.value().get_object().get(obj)) return "object: not a JSON object";
       if (auto e = obj.raw_json().get(object_raw)) return Err("malformed JSON", e);
       if (auto e = obj.reset().error()) return Err("malformed JSON", e);
-      err = ReadObject(obj, &inner);
+      object_err = ReadObject(obj, &inner);
+      // The rest of the object is skipped unread after a refusal; simdjson still checks the
+      // document's structure to its end.
     } else if (key == "items") {
       has_items = true;
       od::array arr;
@@ -240,19 +273,12 @@ std::string WatchDecoder::Impl::DecodeDocument(std::string_view doc, DecodedDocu
       int index = 0;
       for (auto el : arr) {
         od::object obj;
-        std::string_view raw;
-        ObjectInfo info;
+        Item item;
         if (el.get_object().get(obj)) return "items[" + std::to_string(index) + "]: not an object";
-        if (auto e = obj.raw_json().get(raw)) return Err("malformed JSON", e);
+        if (auto e = obj.raw_json().get(item.raw)) return Err("malformed JSON", e);
         if (auto e = obj.reset().error()) return Err("malformed JSON", e);
-        std::string item_err = ReadObject(obj, &info);
-        model::WatchEvent ev;
-        if (item_err.empty()) item_err = MakeEvent(model::WatchEventType::kAdded, info, raw, &ev);
-        if (item_err.empty()) {
-          items.push_back(std::move(ev));
-        } else {
-          item_rejections.push_back({item_err, std::string(raw), index});
-        }
+        item.err = ReadObject(obj, &item.info);
+        items.push_back(std::move(item));
         ++index;
       }
     } else if (key == "kind") {
@@ -270,32 +296,62 @@ std::string WatchDecoder::Impl::DecodeDocument(std::string_view doc, DecodedDocu
     return "malformed JSON: trailing bytes after the document";
   }
 
-  model::WatchEvent ev;
+  WatchEvent ev;
   std::string err;
   if (is_event) {
     if (type.empty()) return "watch event without type";
     if (object_raw.empty()) return "watch event without object";
     if (type == "ERROR") {
+      out->error_status.assign(object_raw);
       return "watch ERROR event" +
              (inner.message.empty() ? std::string() : ": " + std::string(inner.message));
     }
-    auto t = model::ParseWatchEventType(type);
+    auto t = ParseWatchEventType(type);
     if (!t.ok()) return "unknown watch event type \"" + std::string(type) + "\"";
-    err = MakeEvent(*t, inner, object_raw, &ev);
+    err = object_err.empty() ? MakeEvent(*t, inner, object_raw, &ev) : object_err;
+    if (!err.empty()) {
+      refused_type = *t;
+      refused = inner;
+    }
   } else if (has_items && self.kind.size() >= 4 &&
              self.kind.substr(self.kind.size() - 4) == "List") {
     // The fields read above are checked as they are read, the others only skipped; a List that
     // yields nothing is checked whole, so a malformed one is rejected rather than taken as empty.
-    if (items.empty() && item_rejections.empty()) {
-      if (Result<model::Json> whole = model::ParseJson(doc); !whole.ok()) {
+    if (items.empty()) {
+      if (Result<Json> whole = ParseJson(doc); !whole.ok()) {
         return "malformed JSON: " + whole.status().message();
       }
     }
-    for (auto& item : items) out->events.push_back(std::move(item));
-    for (auto& r : item_rejections) out->rejections.push_back(std::move(r));
+    out->list_resource_version.assign(self.resource_version);
+    out->list_continue.assign(self.continue_token);
+    // A typed list (`CronJobList`) names its items' type; a plain `List` does not.
+    const std::string_view item_kind = self.kind.substr(0, self.kind.size() - 4);
+    int index = 0;
+    for (Item& item : items) {
+      std::string typed;
+      std::string_view raw = item.raw;
+      if (item.err.empty() && !item_kind.empty() &&
+          (item.info.kind.empty() || item.info.api_version.empty())) {
+        typed = WithTypeMeta(raw, item.info.kind.empty() ? item_kind : "",
+                             item.info.api_version.empty() ? self.api_version : "");
+        raw = typed;
+        if (item.info.kind.empty()) item.info.kind = item_kind;
+        if (item.info.api_version.empty()) item.info.api_version = self.api_version;
+      }
+      WatchEvent item_ev;
+      std::string item_err = item.err;
+      if (item_err.empty()) item_err = MakeEvent(WatchEventType::kAdded, item.info, raw, &item_ev);
+      if (item_err.empty()) {
+        out->events.push_back(std::move(item_ev));
+      } else {
+        out->rejections.push_back({item_err, std::string(item.raw), index, {}, {},
+                                   std::string(item.info.ns), std::string(item.info.name)});
+      }
+      ++index;
+    }
     return "";
   } else {
-    err = MakeEvent(model::WatchEventType::kAdded, self, Trim(doc), &ev);
+    err = MakeEvent(WatchEventType::kAdded, self, Trim(doc), &ev);
   }
   if (!err.empty()) return err;
   out->events.push_back(std::move(ev));
@@ -312,7 +368,10 @@ void WatchDecoder::Decode(std::string_view doc, DecodedDocument* out) {
   if (!reason.empty()) {
     out->events.resize(events_before);
     out->rejections.resize(rejections_before);
-    out->rejections.push_back({std::move(reason), std::string(Trim(doc)), -1});
+    const ObjectInfo& read = impl_->refused;
+    out->rejections.push_back({std::move(reason), std::string(Trim(doc)), -1, impl_->refused_type,
+                               std::string(read.resource_version), std::string(read.ns),
+                               std::string(read.name)});
   }
 }
 
@@ -324,4 +383,4 @@ DecodedDocument WatchDecoder::DecodeCopy(std::string_view doc) {
   return out;
 }
 
-}  // namespace cronledger::ingest
+}  // namespace cronledger::model
