@@ -27,9 +27,9 @@ class RelaySink final : public kube::ReflectorSink {
     std::string doc;
     std::string key;
     if (event.rejection.has_value()) {
-      // The relay does not judge objects: a refused one goes out as it came, and every consumer's
-      // decoder quarantines it with the reason. A watch event is its own document; a list item
-      // gets one.
+      // The relay does not judge objects: a refused one goes out as it came (a list item with its
+      // list's type), and every consumer's decoder quarantines it with the reason. A watch event is
+      // its own document; a list item gets one.
       const model::Rejection& r = *event.rejection;
       doc = r.item < 0 ? r.raw : WatchDocument(ev.type, r.raw);
       key = ev.name.empty() ? std::string(kClusterKey) : ev.namespace_ + "/" + ev.name;

@@ -4,8 +4,8 @@
 
 #include <utility>
 
-#include "model/json.h"
 #include "model/job_fields.h"
+#include "model/json.h"
 #include "model/json_limits.h"
 #include "model/objects.h"
 
@@ -187,8 +187,7 @@ std::string MakeEvent(WatchEventType type, const ObjectInfo& info, std::string_v
     if (!ValidName(info.name) || !ValidName(info.ns)) return "invalid metadata.name or namespace";
   }
   if (type != WatchEventType::kBookmark && type != WatchEventType::kDeleted) {
-    std::string invalid =
-        *kind == ObjectKind::kCronJob ? ValidateCronJob(raw) : ValidateJob(raw);
+    std::string invalid = *kind == ObjectKind::kCronJob ? ValidateCronJob(raw) : ValidateJob(raw);
     if (!invalid.empty()) return invalid;
   }
   ev->type = type;
@@ -344,8 +343,15 @@ std::string WatchDecoder::Impl::DecodeDocument(std::string_view doc, DecodedDocu
       if (item_err.empty()) {
         out->events.push_back(std::move(item_ev));
       } else {
-        out->rejections.push_back({item_err, std::string(item.raw), index, {}, {},
-                                   std::string(item.info.ns), std::string(item.info.name)});
+        // A refused item is kept as it would have been stored: with the list's type in front
+        // when its own fields were read, so that it names its type wherever it goes next.
+        out->rejections.push_back({item_err,
+                                   std::string(raw),
+                                   index,
+                                   {},
+                                   {},
+                                   std::string(item.info.ns),
+                                   std::string(item.info.name)});
       }
       ++index;
     }

@@ -26,8 +26,10 @@ inline constexpr size_t kDecoderPadding = 64;
 
 struct Rejection {
   std::string reason;
-  std::string raw;  // the rejected document, or the rejected item of a List
-  int item = -1;    // index in a List's items, -1 for the whole document
+  // The rejected document, or the rejected item of a List (a typed list's item with the list's
+  // kind and apiVersion in front, as an accepted one is kept, when its fields could be read).
+  std::string raw;
+  int item = -1;  // index in a List's items, -1 for the whole document
   // For a watch event whose type was read but whose object was refused: its type, and the
   // object's metadata.resourceVersion when it could be read (a watch moves past the event).
   std::optional<WatchEventType> event_type;

@@ -250,13 +250,19 @@ TEST(DecoderTest, TypedListItemsGetTheListsTypeInFrontOfTheirBytes) {
   const std::string a = Untyped(ingest::testing::CronJobObject("n", "a", "u-a", 5));
   const std::string b = ingest::testing::CronJobObject("n", "b", "u-b", 6);  // keeps its own
   // `items` before the list's kind: the items are typed once the whole list is read.
-  const std::string doc = R"({"items":[)" + a + "," + b +
+  const std::string bad = R"({"metadata":{"name":"c","namespace":"n","uid":"u-c"},"spec":"no"})";
+  const std::string doc = R"({"items":[)" + a + "," + b + "," + bad +
                           R"(],"kind":"CronJobList","apiVersion":"batch/v1",)"
                           R"("metadata":{"resourceVersion":"42","continue":"next-page"}})";
   WatchDecoder decoder;
   DecodedDocument out = decoder.DecodeCopy(doc);
-  ASSERT_TRUE(out.rejections.empty()) << out.rejections[0].reason;
   ASSERT_EQ(out.events.size(), 2u);
+  // A refused item names its type too, wherever it goes next (quarantine, the watch relay).
+  ASSERT_EQ(out.rejections.size(), 1u);
+  EXPECT_NE(out.rejections[0].reason.find("invalid CronJob"), std::string::npos)
+      << out.rejections[0].reason;
+  EXPECT_EQ(out.rejections[0].raw, R"({"kind":"CronJob","apiVersion":"batch/v1",)" + bad.substr(1));
+  EXPECT_EQ(out.rejections[0].item, 2);
   EXPECT_EQ(out.events[0].raw, R"({"kind":"CronJob","apiVersion":"batch/v1",)" + a.substr(1));
   EXPECT_EQ(out.events[0].kind, ObjectKind::kCronJob);
   EXPECT_EQ(out.events[0].api_version, "batch/v1");
