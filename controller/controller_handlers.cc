@@ -96,15 +96,7 @@ Result<std::optional<ControllerImpl::Prior>> ControllerImpl::ReadPrior(
   auto obj = ledger_.GetObject(ev.kind, ev.namespace_, ev.name);
   if (obj.status().IsNotFound()) return std::optional<Prior>();
   if (!obj.ok()) return obj.status();
-  model::WatchEvent stored;
-  stored.type = model::WatchEventType::kModified;
-  stored.kind = ev.kind;
-  stored.resource_version = obj->entry.resource_version;
-  stored.owner_name = obj->entry.owner_name;
-  stored.owner_uid = obj->entry.owner_uid;
-  stored.uid = obj->entry.uid;
-  stored.raw = std::move(obj->raw);
-  return PriorOf(stored);
+  return PriorOf(store::StoredEvent(std::move(obj).value()));
 }
 
 std::optional<ControllerImpl::Prior> ControllerImpl::FindKnown(model::ObjectKind kind,

@@ -148,20 +148,6 @@ Result<std::vector<model::WatchEvent>> KnownObjects(store::Ledger& ledger,
                                                     std::string_view api_version,
                                                     model::ObjectKind kind) {
   // The view's entries hold each object's decoded fields and its bytes: nothing is parsed.
-  auto known = [](const store::ViewObject& object) {
-    const store::ObjectEntry& e = object.entry;
-    model::WatchEvent ev;
-    ev.kind = e.kind;
-    ev.api_version = e.api_version;
-    ev.namespace_ = e.namespace_;
-    ev.name = e.name;
-    ev.uid = e.uid;
-    ev.resource_version = e.resource_version;
-    ev.owner_name = e.owner_name;
-    ev.owner_uid = e.owner_uid;
-    ev.raw = object.raw;
-    return ev;
-  };
   CL_ASSIGN_OR_RETURN(std::vector<store::ObjectEntry> cron_jobs, ledger.ListCronJobEntries());
   std::vector<model::WatchEvent> out;
   for (const store::ObjectEntry& cj : cron_jobs) {
@@ -169,13 +155,13 @@ Result<std::vector<model::WatchEvent>> KnownObjects(store::Ledger& ledger,
       if (cj.api_version != api_version) continue;
       auto obj = ledger.GetObject(kind, cj.namespace_, cj.name);
       if (!obj.ok()) continue;  // gone since the listing
-      out.push_back(known(*obj));
+      out.push_back(store::StoredEvent(std::move(obj).value()));
       continue;
     }
     auto view = ledger.ReadCronJobViewRaw(cj.namespace_, cj.name);
     if (view.status().IsNotFound()) continue;  // gone since the listing
     if (!view.ok()) return view.status();
-    for (const store::ViewObject& job : view->jobs) out.push_back(known(job));
+    for (store::ViewObject& job : view->jobs) out.push_back(store::StoredEvent(std::move(job)));
   }
   return out;
 }

@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "ingest/test_events.h"
+#include "model/test_events.h"
 #include "store/test_util.h"
 
 namespace cronledger::ingest {
@@ -63,7 +63,7 @@ class StreamIngestTest : public ::testing::Test {
 
 std::string Lines(uint64_t from, uint64_t to) {
   std::string out;
-  for (uint64_t i = from; i < to; ++i) out += testing::StreamLine(i, 5);
+  for (uint64_t i = from; i < to; ++i) out += model::testing::StreamLine(i, 5);
   return out;
 }
 
@@ -135,11 +135,12 @@ TEST_F(StreamIngestTest, ARewrittenFileIsRefusedNotSkipped) {
 
 TEST_F(StreamIngestTest, PrettyPrintedKubectlOutput) {
   std::string pretty;
-  auto reparsed = model::ParseJson(testing::CronJobObject("ns", "a", "ua", 3));
+  auto reparsed = model::ParseJson(model::testing::CronJobObject("ns", "a", "ua", 3));
   ASSERT_TRUE(reparsed.ok());
   pretty += reparsed->dump(4) + "\n";
   pretty += "{\n    \"kind\": \"Job\",\n";  // cut off by the next document
-  pretty += R"({"type":"DELETED","object":)" + testing::CronJobObject("ns", "a", "ua", 4) + "}\n";
+  pretty +=
+      R"({"type":"DELETED","object":)" + model::testing::CronJobObject("ns", "a", "ua", 4) + "}\n";
   Write(pretty);
   auto r = Ingest(100);
   ASSERT_TRUE(r.ok()) << r.status().ToString();

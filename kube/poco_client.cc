@@ -51,11 +51,11 @@ std::string NameOf(const Json& object) {
   return name != meta->end() && name->is_string() ? name->get<std::string>() : "";
 }
 
-KubeResult<Json> ParseBody(const HttpResponse& response) {
-  auto parsed = model::ParseJson(response.body);
+KubeResult<Json> ParseBody(std::string_view body, int code) {
+  auto parsed = model::ParseJson(body);
   if (!parsed.ok()) {
     ApiError e = TransportError("response is not JSON: " + parsed.status().message());
-    e.code = response.code;
+    e.code = code;
     e.reason = "InternalError";
     return e;
   }
@@ -136,7 +136,7 @@ struct PocoKubeClient::Impl {
   KubeResult<Json> Do(HttpRequest request, bool idempotent) {
     KubeResult<HttpResponse> response = DoRaw(std::move(request), idempotent);
     if (!response.ok()) return response.error();
-    return ParseBody(response.value());
+    return ParseBody(response.value().body, response.value().code);
   }
 
   // Do() without parsing the answer: the response as the server sent it.
@@ -238,10 +238,7 @@ KubeResult<ObjectList> PocoKubeClient::List(const ResourceType& type, std::strin
                                             const ListOptions& options) {
   KubeResult<std::string> bytes = ListBytes(type, ns, options);
   if (!bytes.ok()) return bytes.error();
-  HttpResponse response;
-  response.code = 200;
-  response.body = std::move(bytes).value();
-  KubeResult<Json> body = ParseBody(response);
+  KubeResult<Json> body = ParseBody(bytes.value(), 200);
   if (!body.ok()) return body.error();
   const Json& j = body.value();
   ObjectList list;

@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include "ingest/test_events.h"
 #include "model/json.h"
 #include "model/json_limits.h"
+#include "model/test_events.h"
 
 namespace cronledger::model {
 namespace {
@@ -15,9 +15,9 @@ using model::WatchEventType;
 TEST(DecoderTest, WatchEventOfARealisticJob) {
   WatchDecoder decoder;
   const std::string object =
-      ingest::testing::JobObject("prod", "backup-1", "uid-1", 42, "backup", "cj-uid");
+      testing::JobObject("prod", "backup-1", "uid-1", 42, "backup", "cj-uid");
   EXPECT_GT(object.size(), 2400u);
-  auto out = decoder.DecodeCopy(ingest::testing::WatchLine("MODIFIED", object));
+  auto out = decoder.DecodeCopy(testing::WatchLine("MODIFIED", object));
   ASSERT_TRUE(out.rejections.empty()) << out.rejections[0].reason;
   ASSERT_EQ(out.events.size(), 1u);
   const auto& e = out.events[0];
@@ -35,7 +35,7 @@ TEST(DecoderTest, WatchEventOfARealisticJob) {
 
 TEST(DecoderTest, FieldOrderAndBareObjectsAndLists) {
   WatchDecoder decoder;
-  const std::string cj = ingest::testing::CronJobObject("ns", "a", "ua", 7);
+  const std::string cj = testing::CronJobObject("ns", "a", "ua", 7);
   auto reversed = decoder.DecodeCopy(R"({"object":)" + cj + R"(,"type":"DELETED"})");
   ASSERT_EQ(reversed.events.size(), 1u);
   EXPECT_EQ(reversed.events[0].type, WatchEventType::kDeleted);
@@ -46,7 +46,7 @@ TEST(DecoderTest, FieldOrderAndBareObjectsAndLists) {
   EXPECT_EQ(bare.events[0].type, WatchEventType::kAdded);
   EXPECT_EQ(bare.events[0].raw, cj);
 
-  const std::string job = ingest::testing::JobObject("ns", "a-1", "uj", 8, "a", "ua");
+  const std::string job = testing::JobObject("ns", "a-1", "uj", 8, "a", "ua");
   auto list =
       decoder.DecodeCopy(R"({"apiVersion":"v1","kind":"List","items":[)" + cj + "," + job +
                          R"(,{"kind":"Pod","apiVersion":"v1","metadata":{}}],"metadata":{}})");
@@ -154,14 +154,14 @@ TEST(DecoderTest, ObjectsOverTheApiServersLimitsAreRejectedWithoutParsing) {
   const size_t envelope = 4;
   const std::string at_limit = DeepCronJob("at", model::kMaxJsonDepth - envelope);
   EXPECT_EQ(model::JsonDepth(at_limit, 1u << 20), model::kMaxJsonDepth);
-  auto ok = decoder.DecodeCopy(ingest::testing::WatchLine("ADDED", at_limit));
+  auto ok = decoder.DecodeCopy(testing::WatchLine("ADDED", at_limit));
   ASSERT_TRUE(ok.rejections.empty()) << ok.rejections[0].reason;
   ASSERT_EQ(ok.events.size(), 1u);
 
   const std::string depth_reason = "over limit: JSON nesting deeper than 10000 levels";
   for (size_t depth : {model::kMaxJsonDepth - envelope + 1, size_t{100000}}) {
     const std::string deep = DeepCronJob("deep", depth);
-    for (const std::string& doc : {ingest::testing::WatchLine("ADDED", deep), deep}) {
+    for (const std::string& doc : {testing::WatchLine("ADDED", deep), deep}) {
       auto out = decoder.DecodeCopy(doc);
       EXPECT_TRUE(out.events.empty());
       ASSERT_EQ(out.rejections.size(), 1u);
@@ -169,7 +169,7 @@ TEST(DecoderTest, ObjectsOverTheApiServersLimitsAreRejectedWithoutParsing) {
     }
   }
   // In a List only the item over the limit is rejected.
-  const std::string good = ingest::testing::CronJobObject("ns", "good", "ug", 1);
+  const std::string good = testing::CronJobObject("ns", "good", "ug", 1);
   auto list = decoder.DecodeCopy(R"({"apiVersion":"v1","kind":"List","items":[)" +
                                  DeepCronJob("deep", 100000) + "," + good + "]}");
   ASSERT_EQ(list.events.size(), 1u);
@@ -182,7 +182,7 @@ TEST(DecoderTest, ObjectsOverTheApiServersLimitsAreRejectedWithoutParsing) {
   std::string big = good;
   big.insert(big.find(R"("annotations":{)") + 15,
              R"("big":")" + std::string(model::kMaxObjectBytes, 'x') + R"(",)");
-  auto large = decoder.DecodeCopy(ingest::testing::WatchLine("MODIFIED", big));
+  auto large = decoder.DecodeCopy(testing::WatchLine("MODIFIED", big));
   EXPECT_TRUE(large.events.empty());
   ASSERT_EQ(large.rejections.size(), 1u);
   EXPECT_EQ(large.rejections[0].reason,
@@ -219,12 +219,12 @@ TEST(DecoderTest, ObjectsTheModelCannotHoldAreRejectedWithTheField) {
     const std::string object = R"({"apiVersion":"batch/v1","kind":")" + c.kind +
                                R"(","metadata":{"name":"c","namespace":"n","uid":"u"},)" +
                                c.member + "}";
-    auto out = decoder.DecodeCopy(ingest::testing::WatchLine("MODIFIED", object));
+    auto out = decoder.DecodeCopy(testing::WatchLine("MODIFIED", object));
     EXPECT_TRUE(out.events.empty()) << c.member;
     ASSERT_EQ(out.rejections.size(), 1u) << c.member;
     EXPECT_EQ(out.rejections[0].reason.substr(0, c.reason.size()), c.reason) << c.member;
     // Its deletion still applies: the view must not keep an object the cluster deleted.
-    auto deleted = decoder.DecodeCopy(ingest::testing::WatchLine("DELETED", object));
+    auto deleted = decoder.DecodeCopy(testing::WatchLine("DELETED", object));
     EXPECT_TRUE(deleted.rejections.empty()) << c.member;
     EXPECT_EQ(deleted.events.size(), 1u) << c.member;
   }
@@ -247,8 +247,8 @@ std::string Untyped(const std::string& object) {
 }
 
 TEST(DecoderTest, TypedListItemsGetTheListsTypeInFrontOfTheirBytes) {
-  const std::string a = Untyped(ingest::testing::CronJobObject("n", "a", "u-a", 5));
-  const std::string b = ingest::testing::CronJobObject("n", "b", "u-b", 6);  // keeps its own
+  const std::string a = Untyped(testing::CronJobObject("n", "a", "u-a", 5));
+  const std::string b = testing::CronJobObject("n", "b", "u-b", 6);  // keeps its own
   // `items` before the list's kind: the items are typed once the whole list is read.
   const std::string bad = R"({"metadata":{"name":"c","namespace":"n","uid":"u-c"},"spec":"no"})";
   const std::string doc = R"({"items":[)" + a + "," + b + "," + bad +

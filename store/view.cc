@@ -104,6 +104,22 @@ std::string Describe(std::string_view key) {
 
 }  // namespace view_key
 
+model::WatchEvent StoredEvent(ViewObject object) {
+  ObjectEntry& e = object.entry;
+  model::WatchEvent ev;
+  ev.type = model::WatchEventType::kModified;
+  ev.kind = e.kind;
+  ev.api_version = std::move(e.api_version);
+  ev.namespace_ = std::move(e.namespace_);
+  ev.name = std::move(e.name);
+  ev.uid = std::move(e.uid);
+  ev.resource_version = std::move(e.resource_version);
+  ev.owner_name = std::move(e.owner_name);
+  ev.owner_uid = std::move(e.owner_uid);
+  ev.raw = std::move(object.raw);
+  return ev;
+}
+
 Result<bool> ViewStore::GetInto(std::string_view key, std::string* value) {
   CL_ASSIGN_OR_RETURN(std::optional<std::string> v, Get(key));
   if (!v) return false;

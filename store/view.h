@@ -41,6 +41,10 @@ struct ViewObject {
   std::string raw;  // the object's JSON as received
 };
 
+// The object as a watch event of type kModified: the entry's fields and the stored bytes (what a
+// reader that takes watch events needs of what the view holds).
+model::WatchEvent StoredEvent(ViewObject object);
+
 struct ResourceVersionEntry {
   std::string resource_version;
   uint64_t source_seq = 0;

@@ -34,7 +34,7 @@
 #include "bench/cpu_time.h"
 #include "bench/median.h"
 #include "ingest/stream_ingest.h"
-#include "ingest/test_events.h"
+#include "model/test_events.h"
 #include "store/ledger.h"
 #include "store/test_util.h"
 #include "store/view.h"
@@ -375,7 +375,7 @@ int main(int argc, char** argv) {
   {
     std::ofstream f(file);
     for (uint64_t i = 0; i < n; ++i) {
-      lines.push_back(ingest::testing::StreamLine(i, 1000));
+      lines.push_back(model::testing::StreamLine(i, 1000));
       f << lines.back();
       bytes += lines.back().size();
     }

@@ -18,7 +18,7 @@
 #include <set>
 
 #include "ingest/stream_ingest.h"
-#include "ingest/test_events.h"
+#include "model/test_events.h"
 #include "store/ledger.h"
 #include "store/test_util.h"
 
@@ -51,7 +51,7 @@ Stream WriteStream(const std::string& path) {
       f << garbage << "\n";
       s.garbage_by_line[++line] = garbage;
     }
-    f << ingest::testing::StreamLine(i, kCronJobs);
+    f << model::testing::StreamLine(i, kCronJobs);
     s.rv_by_line[++line] = std::to_string(i + 1);
   }
   s.lines = line;

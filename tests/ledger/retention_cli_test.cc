@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <fstream>
 
-#include "ingest/test_events.h"
 #include "model/json.h"
+#include "model/test_events.h"
 #include "store/ledger.h"
 #include "store/test_util.h"
 
@@ -70,7 +70,7 @@ TEST(RetentionCliTest, DryRunThenRealRunThenRebuildIsClean) {
   const std::string events = dir.Sub("events.jsonl");
   {
     std::ofstream f(events);
-    for (uint64_t i = 0; i < 200; ++i) f << ingest::testing::StreamLine(i, 10);
+    for (uint64_t i = 0; i < 200; ++i) f << model::testing::StreamLine(i, 10);
   }
   const std::string data = dir.Sub("data");
   ASSERT_EQ(Cronledger("ingest --from " + events + " --data-dir " + data + " -o json").exit_code,
@@ -119,7 +119,7 @@ TEST(RetentionCliTest, RawRetentionKeepsTheNormalizedRecords) {
   const std::string events = dir.Sub("events.jsonl");
   {
     std::ofstream f(events);
-    for (uint64_t i = 0; i < 40; ++i) f << ingest::testing::StreamLine(i, 4);
+    for (uint64_t i = 0; i < 40; ++i) f << model::testing::StreamLine(i, 4);
   }
   const std::string data = dir.Sub("data");
   ASSERT_EQ(Cronledger("ingest --from " + events + " --data-dir " + data + " -o json").exit_code,

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-namespace cronledger::ingest::testing {
+namespace cronledger::model::testing {
 
 inline std::string ManagedFields(const std::string& manager) {
   return R"([{"manager":")" + manager +
@@ -80,4 +80,4 @@ inline std::string StreamLine(uint64_t i, uint64_t cronjobs) {
   }
 }
 
-}  // namespace cronledger::ingest::testing
+}  // namespace cronledger::model::testing
