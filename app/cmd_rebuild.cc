@@ -1,5 +1,5 @@
-// `cronledger rebuild`: recomputes the view from the input log and compares it with the stored
-// view (rule 1: the view is a cache of the log).
+// `cronledger rebuild`: recomputes the view from the input log and the audit index from the
+// decision log, and compares them with the stored ones (both are caches of the logs).
 #include <cstdio>
 
 #include "app/command.h"
@@ -12,8 +12,9 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: cronledger rebuild [--data-dir DIR] [--repair] [-o table|json|yaml|csv]\n"
-    "Lists every difference between the stored view and a rebuild from the log; exits 1 when\n"
-    "there is one (after replacing the view with the rebuild when --repair is given).\n";
+    "Lists every difference between the stored view and audit index and a rebuild from the\n"
+    "logs; exits 1 when there is one (after replacing what differs with the rebuild when\n"
+    "--repair is given; a repair also rewrites index entries of an older layout).\n";
 
 int Run(const std::vector<std::string>& args, const CommandIo& io) {
   Flags flags;
@@ -44,16 +45,22 @@ int Run(const std::vector<std::string>& args, const CommandIo& io) {
   }
   PrintItems(io.out, *format, {"key", "stored", "rebuilt"}, items);
   std::fprintf(io.err,
-               "rebuild: folded %llu watch events into %llu view entries; %zu difference(s)%s\n",
+               "rebuild: folded %llu watch events into %llu view entries; checked the %llu audit "
+               "index entries of %llu decisions (%llu of an older layout%s); %zu difference(s)%s\n",
                static_cast<unsigned long long>(report->records_folded),
-               static_cast<unsigned long long>(report->view_entries), report->differences.size(),
-               report->repaired ? ", view repaired" : "");
+               static_cast<unsigned long long>(report->view_entries),
+               static_cast<unsigned long long>(report->index_entries),
+               static_cast<unsigned long long>(report->decisions_indexed),
+               static_cast<unsigned long long>(report->index_older_layout),
+               report->repaired && report->index_older_layout != 0 ? ", rewritten" : "",
+               report->differences.size(), report->repaired ? ", repaired" : "");
   return report->differences.empty() || report->repaired ? kExitOk : kExitFailure;
 }
 
 }  // namespace
 
-CL_REGISTER_COMMAND("rebuild", "recompute the view from the log and verify the stored view", Run,
+CL_REGISTER_COMMAND("rebuild",
+                    "recompute the view and the audit index from the logs and verify them", Run,
                     kUsage);
 
 }  // namespace cronledger::app

@@ -292,7 +292,7 @@ Result<std::optional<uint64_t>> JobTemplateWriter::Choose(const model::CronJobRe
   key_.append(cj.name);
   auto it = by_cron_job_.find(key_);
   if (it == by_cron_job_.end() || it->second.template_cbor != template_cbor_) {
-    // A template seen for the first time (or again after another one): inline this once.
+    // Another template than the last one of this CronJob (or the first): not known to be stored.
     if (it != by_cron_job_.end()) bytes_ -= it->second.template_cbor.size();
     if (bytes_ + key_.size() + template_cbor_.size() > kMaxBytes) {
       by_cron_job_.clear();
@@ -307,8 +307,7 @@ Result<std::optional<uint64_t>> JobTemplateWriter::Choose(const model::CronJobRe
     e.template_cbor = template_cbor_;
     bytes_ += template_cbor_.size();
     e.id = TemplateId(template_cbor_);
-    e.state = State::kCandidate;
-    return std::optional<uint64_t>();
+    e.state = State::kUnknown;
   }
   Entry& e = it->second;
   switch (e.state) {
@@ -319,7 +318,7 @@ Result<std::optional<uint64_t>> JobTemplateWriter::Choose(const model::CronJobRe
     case State::kPending:
       if (e.unit == unit) return std::optional<uint64_t>(e.id);  // Put in this very batch
       break;
-    case State::kCandidate:
+    case State::kUnknown:
       break;
   }
   CL_RETURN_IF_ERROR(EnsureStored(cj, &e, unit, store));

@@ -136,15 +136,16 @@ struct TemplateWriterStats {
   uint64_t template_gets = 0;
 };
 
-// Writes v2 values. Not thread-safe: the ledger calls it from the commit leader only.
+// Writes v2 values. Not thread-safe: the ledger calls it from its audit indexer only.
 //
-// Per CronJob it remembers the last template seen. A Job object is written inline the first time
-// its template is seen (a one-off shape never costs a template), and as a reference from the
-// second time on; the template is then looked up in the store and, when absent, Put in the same
-// WriteBatch as the decision. Nothing is trusted that the store has not shown: a template Put in
-// a unit whose write may have failed is looked up again by the next unit that uses it (and Put
-// again if missing), and an id found stored with other bytes (a hash collision) leaves that
-// template's objects inline.
+// A Job object is written as a reference to its template, which is looked up in the store and,
+// when absent, Put in the same WriteBatch as the decision; an id found stored with other bytes (a
+// hash collision) leaves that template's objects inline. So a value is a function of the decision
+// and of the templates stored before it, and the index rebuilt from the decision log in seq order
+// is the one the indexer wrote, byte for byte. Per CronJob the writer remembers the last template
+// and what the store showed of it, which saves the lookups and changes no value. Nothing is
+// trusted that the store has not shown: a template Put in a unit whose write may have failed is
+// looked up again by the next unit that uses it (and Put again if missing).
 class JobTemplateWriter {
  public:
   // Encodes the v2 value of `d` into `*out`. `unit` identifies the unit of work (one WriteBatch):
@@ -154,14 +155,15 @@ class JobTemplateWriter {
   const TemplateWriterStats& stats() const { return stats_; }
 
  private:
-  enum class State : uint8_t { kCandidate, kPending, kStored, kUnusable };
+  enum class State : uint8_t { kUnknown, kPending, kStored, kUnusable };
   struct Entry {
     std::string template_cbor;
     uint64_t id = 0;
-    State state = State::kCandidate;
+    State state = State::kUnknown;
     uint64_t unit = 0;  // kPending: the unit that Put it
   };
-  // The template to refer to for a Job object with template `template_cbor_`, or nullopt (inline).
+  // The template to refer to for a Job object with template `template_cbor_`, or nullopt (inline,
+  // after a hash collision).
   Result<std::optional<uint64_t>> Choose(const model::CronJobRef& cj, uint64_t unit,
                                          TemplateStore& store);
   Status EnsureStored(const model::CronJobRef& cj, Entry* e, uint64_t unit, TemplateStore& store);

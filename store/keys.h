@@ -35,6 +35,11 @@ std::string ByTimePrefix();
 // The decision seq at the end of an index key.
 bool SeqOfIndexKey(std::string_view key, uint64_t* seq);
 
+// The audit index's watermark (in the "audit" column family, Be64): every decision up to this seq
+// has its index entries; written in the batch that writes them (store/audit_indexer.cc). Absent in
+// a store whose index was written in its commits (all of it indexed).
+inline constexpr std::string_view kIndexedThrough = "w";
+
 // A Job template of a CronJob (`j` ns name id(8)): what CronJob index values (v2) refer to
 // (store/cronjob_index.h).
 std::string JobTemplateKey(std::string_view ns, std::string_view name, uint64_t id);

@@ -100,6 +100,9 @@ struct LedgerOptions {
   // outside the ledger's locks); a non-OK status fails the group as a failed write would. Lets a
   // test hold a write while the next group prepares, or fail it. Default: empty.
   std::function<Status()> group_write_hook;
+  // Test hook: called by the audit indexer before each batch it indexes, outside the ledger's
+  // locks. Lets a test hold the index behind the commits. Default: empty.
+  std::function<void()> before_index_batch;
 };
 
 // Where a source has been read up to; committed in the same batch as the inputs it covers.
@@ -226,6 +229,8 @@ struct DecisionReadStats {
   uint64_t log_reads = 0;      // decisions read from the decision log by seq (point reads)
   uint64_t template_reads = 0;  // Job templates read for whole records (one per distinct
                                 // template of a DecisionsByCronJob call)
+  uint64_t tail_reads = 0;      // decisions read from the decision log past the index's watermark
+                                // (committed, not indexed yet)
 };
 
 struct RetentionOptions {
@@ -248,7 +253,7 @@ struct RetentionReport {
   bool dry_run = false;  // the counts are what a real run would delete; nothing was deleted
 };
 
-// One difference between the stored view and a rebuild from the log.
+// One difference between the stored view or audit index and a rebuild from the logs.
 struct ViewDifference {
   std::string key;      // readable key, e.g. "cronjob prod/backup"
   std::string stored;   // readable stored value, "" when missing
@@ -258,7 +263,14 @@ struct ViewDifference {
 struct RebuildReport {
   uint64_t records_folded = 0;
   uint64_t view_entries = 0;
-  std::vector<ViewDifference> differences;  // empty: the view equals the rebuild
+  // The audit index, recomputed from the decision log and compared with the stored one: the
+  // decisions checked (those the index covers), their entries, and the entries stored in an
+  // older layout that read back as the same decision (rewritten in today's by a repair; not a
+  // difference). A read-only ledger checks the decisions its writer had indexed.
+  uint64_t decisions_indexed = 0;
+  uint64_t index_entries = 0;
+  uint64_t index_older_layout = 0;
+  std::vector<ViewDifference> differences;  // empty: the view and the index equal the rebuild
   bool repaired = false;
 };
 
@@ -370,6 +382,12 @@ class Ledger {
   // had committed is visible (each all or nothing). A writable ledger is always current (no-op).
   // Not callable from inside a ScanInputs/ScanDecisions callback (FailedPrecondition).
   virtual Status Refresh() { return Status::Ok(); }
+  // The audit index is maintained from the decision log behind the commit (docs/ledger.md "The
+  // audit index"); every query sees every committed decision either way. Returns once the index
+  // holds every decision committed before the call, or the indexer's failure: for tests and
+  // benchmarks that count what a query read from the index. A read-only ledger and the default:
+  // OK at once.
+  virtual Status SyncAuditIndex() { return Status::Ok(); }
 
   // --- the audit trail's state (store/trail_store.h: keys under `trail/` in `meta`) ---
   // Calls fn(key, value) for the trail keys that start with `prefix`, in key order, from the
@@ -385,9 +403,10 @@ class Ledger {
   virtual Status WriteTrail(const std::vector<std::pair<std::string, std::string>>& puts);
 
   // --- maintenance ---
-  // Folds the whole input log into a scratch column family with the live fold, compares it with
-  // the stored view, and with `repair` replaces the view by the rebuild. Commits are blocked while
-  // it runs.
+  // Folds the whole input log into a scratch view with the live fold and compares it with the
+  // stored view; recomputes the audit index entries of every decision from the decision log and
+  // compares them with the stored ones. With `repair` replaces what differs by the rebuild (and
+  // rewrites index entries of an older layout). Commits are blocked while it runs.
   virtual Result<RebuildReport> Rebuild(bool repair) = 0;
   // A consistent RocksDB checkpoint of the live database in `dir` (must not exist; hard links
   // where possible). Safe while commits run.

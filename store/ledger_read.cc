@@ -5,6 +5,7 @@
 #include <array>
 #include <memory>
 #include <set>
+#include <unordered_set>
 #include <utility>
 #include <variant>
 
@@ -31,6 +32,13 @@ Result<T> DecodeObject(std::string_view raw, Result<T> (*decode)(const model::Js
   auto obj = decode(*json);
   if (!obj.ok()) return obj.status().WithContext(what);
   return obj;
+}
+
+// The decisions of one CronJob: what its index range holds.
+std::function<bool(const model::Decision&)> OfCronJob(std::string_view ns, std::string_view name) {
+  return [ns, name](const model::Decision& d) {
+    return d.cron_job.namespace_ == ns && d.cron_job.name == name;
+  };
 }
 
 }  // namespace
@@ -342,8 +350,14 @@ Status RocksDbLedger::ScanDecisionBytes(uint64_t from_seq,
                                         const std::function<bool(uint64_t, std::string_view)>& fn) {
   ReadScope scope(this);
   CL_RETURN_IF_ERROR(scope.status());
+  return ScanDecisionBytesAt(scope.snapshot(), from_seq, fn);
+}
+
+Status RocksDbLedger::ScanDecisionBytesAt(
+    const rocksdb::Snapshot* snapshot, uint64_t from_seq,
+    const std::function<bool(uint64_t, std::string_view)>& fn) {
   rocksdb::ReadOptions ro;
-  ro.snapshot = scope.snapshot();
+  ro.snapshot = snapshot;
   ro.fill_cache = false;  // as ScanInputsAt: a log scan reads each block once, in large reads
   ro.readahead_size = kLogScanReadahead;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kDecisionsCf]));
@@ -357,7 +371,8 @@ Status RocksDbLedger::ScanDecisionBytes(uint64_t from_seq,
 
 Result<std::vector<model::Decision>> RocksDbLedger::IndexScan(
     const std::string& prefix, Time from, Time to, size_t limit,
-    std::optional<model::DecisionAction> action, Cover cover) {
+    std::optional<model::DecisionAction> action, Cover cover,
+    const std::function<bool(const model::Decision&)>& match) {
   std::string start = prefix;
   keys::PutTimeKey(&start, from);
   std::string end = prefix;
@@ -437,6 +452,24 @@ Result<std::vector<model::Decision>> RocksDbLedger::IndexScan(
   from_index_.fetch_add(out.size() - from_log.size(), std::memory_order_relaxed);
   CL_RETURN_IF_ERROR(
       ReadLoggedDecisions(scope.snapshot(), from_log, cover == Cover::kSummary, &out));
+  // The decisions committed after the index's watermark, from the log at the same snapshot.
+  std::vector<model::Decision> tail;
+  CL_RETURN_IF_ERROR(TailDecisions(
+      scope.snapshot(),
+      [&](const model::Decision& d) { return !(d.time < from) && d.time < to && match(d); },
+      cover == Cover::kSummary, &tail));
+  if (tail.empty()) return out;
+  // In index order (time, then seq); an entry past the watermark (written by an older build after
+  // this one) is in both.
+  std::unordered_set<uint64_t> indexed;
+  for (const model::Decision& d : out) indexed.insert(d.seq);
+  for (model::Decision& d : tail) {
+    if (!indexed.contains(d.seq)) out.push_back(std::move(d));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const model::Decision& a, const model::Decision& b) {
+    return a.time < b.time || (a.time == b.time && a.seq < b.seq);
+  });
+  if (limit != 0 && out.size() > limit) out.resize(limit);
   return out;
 }
 
@@ -534,26 +567,37 @@ Result<std::vector<model::Decision>> RocksDbLedger::DecisionsByCronJob(std::stri
                                                                        std::string_view name,
                                                                        Time from, Time to,
                                                                        size_t limit) {
-  return IndexScan(keys::ByCronJobPrefix(ns, name), from, to, limit, std::nullopt, Cover::kFull);
+  return IndexScan(keys::ByCronJobPrefix(ns, name), from, to, limit, std::nullopt, Cover::kFull,
+                   OfCronJob(ns, name));
 }
 
 Result<std::vector<model::Decision>> RocksDbLedger::DecisionSummariesByCronJob(
     std::string_view ns, std::string_view name, Time from, Time to, size_t limit) {
-  return IndexScan(keys::ByCronJobPrefix(ns, name), from, to, limit, std::nullopt, Cover::kSummary);
+  return IndexScan(keys::ByCronJobPrefix(ns, name), from, to, limit, std::nullopt, Cover::kSummary,
+                   OfCronJob(ns, name));
 }
 
 Result<std::vector<model::Decision>> RocksDbLedger::DecisionsByActionReason(
     std::optional<model::DecisionAction> action, std::string_view reason, Time from, Time to,
     size_t limit) {
-  if (!reason.empty()) return IndexScan(keys::ByReasonPrefix(reason), from, to, limit, action);
-  if (action) return IndexScan(keys::ByActionPrefix(*action), from, to, limit, std::nullopt);
-  return IndexScan(keys::ByTimePrefix(), from, to, limit, std::nullopt);
+  auto match = [&](const model::Decision& d) {
+    return (!action || d.action == *action) && (reason.empty() || d.reason == reason);
+  };
+  if (!reason.empty()) {
+    return IndexScan(keys::ByReasonPrefix(reason), from, to, limit, action, Cover::kNone, match);
+  }
+  if (action) {
+    return IndexScan(keys::ByActionPrefix(*action), from, to, limit, std::nullopt, Cover::kNone,
+                     match);
+  }
+  return IndexScan(keys::ByTimePrefix(), from, to, limit, std::nullopt, Cover::kNone, match);
 }
 
 DecisionReadStats RocksDbLedger::DecisionReads() const {
   return {index_entries_.load(std::memory_order_relaxed),
           from_index_.load(std::memory_order_relaxed), log_reads_.load(std::memory_order_relaxed),
-          template_reads_.load(std::memory_order_relaxed)};
+          template_reads_.load(std::memory_order_relaxed),
+          tail_reads_.load(std::memory_order_relaxed)};
 }
 
 Result<std::vector<model::Decision>> Ledger::DecisionSummariesByCronJob(std::string_view ns,
@@ -606,6 +650,14 @@ Result<std::vector<std::string>> RocksDbLedger::DecisionCronJobNames(std::string
     target.assign(prefix).append(names.back()).push_back('\1');
   }
   CL_RETURN_IF_ERROR(FromRocks(it->status(), "audit CronJob names scan"));
+  std::vector<model::Decision> tail;
+  CL_RETURN_IF_ERROR(TailDecisions(
+      scope.snapshot(), [&](const model::Decision& d) { return d.cron_job.namespace_ == ns; },
+      /*summary=*/true, &tail));
+  if (tail.empty()) return names;
+  for (const model::Decision& d : tail) names.push_back(d.cron_job.name);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
 }
 

@@ -54,6 +54,8 @@ uint64_t RocksDbLedger::EstimatedViewKeys() {
 Result<RebuildReport> RocksDbLedger::Rebuild(bool repair) {
   if (repair) CL_RETURN_IF_ERROR(CheckWritable("rebuild --repair"));
   const std::unique_lock<std::mutex> maintenance = ExcludeCommits();
+  // With commits held off, the indexer catches up with the last of them and stays idle.
+  CL_RETURN_IF_ERROR(SyncAuditIndex());
   // Commits wait (maintenance_mu_); a read-only instance holds its catch-ups off instead.
   ReadScope scope(this);
   CL_RETURN_IF_ERROR(scope.status());
@@ -110,7 +112,8 @@ Result<RebuildReport> RocksDbLedger::Rebuild(bool repair) {
     }
     CL_RETURN_IF_ERROR(FromRocks(it->status(), "view scan"));
   }
-  if (repair && !report.differences.empty()) {
+  CL_RETURN_IF_ERROR(VerifyIndex(scope.snapshot(), &report, &fix));
+  if (repair && (!report.differences.empty() || report.index_older_layout != 0)) {
     rocksdb::WriteOptions wo;
     wo.sync = true;
     CL_RETURN_IF_ERROR(FromRocks(db_->Write(wo, &fix), "rebuild: repair"));

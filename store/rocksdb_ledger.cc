@@ -149,32 +149,6 @@ struct RocksDbLedger::Group {
 
 namespace {
 
-// Job templates for CronJob index values (store/cronjob_index.h): looked up in the database as it
-// is, written into the group's batch.
-class BatchTemplateStore final : public cronjob_index::TemplateStore {
- public:
-  BatchTemplateStore(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf, rocksdb::WriteBatch* batch)
-      : db_(db), cf_(cf), batch_(batch) {}
-  Result<std::optional<std::string>> Get(std::string_view key) override {
-    std::string value;
-    const rocksdb::Status s =
-        db_->Get(rocksdb::ReadOptions(), cf_, rocksdb::Slice(key.data(), key.size()), &value);
-    if (s.IsNotFound()) return std::optional<std::string>();
-    if (!s.ok()) return FromRocks(s, "audit Job template read");
-    return std::optional<std::string>(std::move(value));
-  }
-  Status Put(std::string_view key, std::string_view value) override {
-    return FromRocks(batch_->Put(cf_, rocksdb::Slice(key.data(), key.size()),
-                                 rocksdb::Slice(value.data(), value.size())),
-                     "batch");
-  }
-
- private:
-  rocksdb::DB* db_;
-  rocksdb::ColumnFamilyHandle* cf_;
-  rocksdb::WriteBatch* batch_;
-};
-
 bool ValidName(std::string_view s) {
   return s.find('\0') == std::string_view::npos && s.find('/') == std::string_view::npos;
 }
@@ -396,6 +370,7 @@ Result<std::unique_ptr<Ledger>> RocksDbLedger::OpenImpl(const LedgerOptions& opt
   if (!s.ok()) return FromRocks(s, "ledger: open " + options.path);
   ledger->db_.reset(raw_db);
   CL_RETURN_IF_ERROR(ledger->LoadMeta());
+  CL_RETURN_IF_ERROR(ledger->StartIndexer());
   if (options.sync == SyncMode::kBatch) {
     ledger->sync_thread_ = std::thread([l = ledger.get()] {
       pthread_setname_np(pthread_self(), "cl-ledger-sync");
@@ -406,6 +381,7 @@ Result<std::unique_ptr<Ledger>> RocksDbLedger::OpenImpl(const LedgerOptions& opt
 }
 
 RocksDbLedger::~RocksDbLedger() {
+  StopIndexer();  // indexes what was committed, before the last sync
   if (sync_thread_.joinable()) {
     {
       std::lock_guard<std::mutex> l(sync_mu_);
@@ -645,6 +621,7 @@ Result<CommitResult> RocksDbLedger::Commit(UnitOfWork unit) {
     committed_ = g->next;
     stats_.units += g->writers.size();
     stats_.groups += 1;
+    HandOffToIndexerLocked(g.get());
   } else if (g->doomed.ok()) {
     FailLaterLocked(g->id, status);
   }
@@ -653,6 +630,21 @@ Result<CommitResult> RocksDbLedger::Commit(UnitOfWork unit) {
   if (!inflight_.empty()) inflight_.front()->leader->cv.notify_one();
   NotifyNextLocked();
   return std::move(w.result);
+}
+
+void RocksDbLedger::HandOffToIndexerLocked(Group* g) {
+  {
+    std::lock_guard<std::mutex> i(index_mu_);
+    for (Writer* w : g->writers) {
+      for (model::Decision& d : w->unit->decisions) {
+        // Beyond the bound the indexer reads them back from the log.
+        if (index_queue_.size() >= kMaxIndexQueue) break;
+        index_queue_.push_back(std::move(d));
+      }
+    }
+    index_target_ = g->next.last_decision_seq;
+  }
+  index_cv_.notify_one();
 }
 
 Status RocksDbLedger::PrepareGroup(Group* g, size_t bytes) {
@@ -791,10 +783,6 @@ Status RocksDbLedger::AddUnit(const Writer& writer, ViewStore* overlay, rocksdb:
       CL_RETURN_IF_ERROR(put(kInputsCf, seq_key, record));
     }
   }
-  std::string index_value;  // reused: the CronJob index value (store/cronjob_index.h, v2)
-  // The unit's templates go into its batch, so they commit with the first decision using them.
-  BatchTemplateStore templates(db_.get(), cfs_[kAuditCf], batch);
-  const uint64_t index_unit = ++index_units_;
   for (auto& d : unit->decisions) {
     d.seq = ++next->last_decision_seq;
     if (result->first_decision_seq == 0) result->first_decision_seq = d.seq;
@@ -803,20 +791,9 @@ Status RocksDbLedger::AddUnit(const Writer& writer, ViewStore* overlay, rocksdb:
       d.cause.tick_seq = last_tick_seq;
       if (d.cause.input_seq == 0) d.cause.input_seq = last_tick_seq - 1;
     }
-    CL_RETURN_IF_ERROR(put(kDecisionsCf, keys::Be64(d.seq), model::EncodeDecisionRecord(d)));
-    std::string suffix;
-    keys::PutTimeKey(&suffix, d.time);
-    keys::PutBe64(&suffix, d.seq);
-    const std::string action(1, static_cast<char>(d.action));
-    CL_RETURN_IF_ERROR(job_templates_.Encode(d, index_unit, templates, &index_value));
-    CL_RETURN_IF_ERROR(put(kAuditCf,
-                           keys::ByCronJobPrefix(d.cron_job.namespace_, d.cron_job.name) + suffix,
-                           index_value));
-    CL_RETURN_IF_ERROR(put(kAuditCf, keys::ByActionPrefix(d.action) + suffix, ""));
-    CL_RETURN_IF_ERROR(put(kAuditCf, keys::ByTimePrefix() + suffix, action));
-    if (!d.reason.empty()) {
-      CL_RETURN_IF_ERROR(put(kAuditCf, keys::ByReasonPrefix(d.reason) + suffix, action));
-    }
+    record.clear();
+    model::EncodeDecisionRecord(d, &record);
+    CL_RETURN_IF_ERROR(put(kDecisionsCf, keys::Be64(d.seq), record));
   }
   for (auto& q : unit->quarantine) {
     q.id = ++next->last_quarantine_id;

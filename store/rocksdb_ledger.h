@@ -96,6 +96,7 @@ class RocksDbLedger final : public Ledger {
   Status WriteHealth() const override;
   DecisionReadStats DecisionReads() const override;
   Status Refresh() override;
+  Status SyncAuditIndex() override;
 
   Result<RebuildReport> Rebuild(bool repair) override;
   Status Backup(const std::string& dir) override;
@@ -182,6 +183,35 @@ class RocksDbLedger final : public Ledger {
   Status WriteGroup(rocksdb::WriteBatch* batch, uint64_t records);
   void SyncLoop();
 
+  // The audit indexer (store/audit_indexer.cc): the audit column family is maintained from the
+  // decision log behind the commit, by one thread, in batches that carry the seq they index
+  // through (keys::kIndexedThrough). Queries read the index up to that seq and the decision log
+  // after it, at one snapshot, so they see every committed decision whatever the indexer's lag.
+  // StartIndexer: at open (writable), marks a store indexed inline by an older build as indexed
+  // through its last decision, then starts the thread, which first indexes what a crash left.
+  Status StartIndexer();
+  void StopIndexer();
+  void IndexLoop();
+  // Under mu_, after group `g` is written: its decisions go to the indexer (moved, not copied).
+  void HandOffToIndexerLocked(Group* g);
+  static constexpr size_t kMaxIndexQueue = 16384;
+  // Writes the index entries of `ds` (consecutive seqs) and the watermark in one batch.
+  Status IndexBatch(std::vector<model::Decision>* ds);
+  // The seq the audit index covers at `snapshot`; nullopt for a store whose index was written in
+  // its commits (no watermark: it covers every decision).
+  Result<std::optional<uint64_t>> IndexedThroughAt(const rocksdb::Snapshot* snapshot);
+  // The decisions after the index's watermark at `snapshot` that `match`, decoded (Json members
+  // dropped with `summary`), in seq order.
+  Status TailDecisions(const rocksdb::Snapshot* snapshot,
+                       const std::function<bool(const model::Decision&)>& match, bool summary,
+                       std::vector<model::Decision>* out);
+  Status ScanDecisionBytesAt(const rocksdb::Snapshot* snapshot, uint64_t from_seq,
+                             const std::function<bool(uint64_t, std::string_view)>& fn);
+  // Rebuild: recomputes the index entries of every indexed decision and compares them with the
+  // stored ones (fixes into `fix`).
+  Status VerifyIndex(const rocksdb::Snapshot* snapshot, RebuildReport* report,
+                     rocksdb::WriteBatch* fix);
+
   // Reads `key` of `cf` at `snapshot` (null = latest); NotFound when absent.
   Result<std::string> GetRaw(Cf cf, std::string_view key,
                              const rocksdb::Snapshot* snapshot = nullptr);
@@ -196,10 +226,12 @@ class RocksDbLedger final : public Ledger {
   // What an index scan takes from the entries' values: nothing (the seq in the key, then the
   // decision log), or a CronJob index value (keys.h) with the whole decision or its summary.
   enum class Cover { kNone, kFull, kSummary };
-  Result<std::vector<model::Decision>> IndexScan(const std::string& prefix, Time from, Time to,
-                                                 size_t limit,
-                                                 std::optional<model::DecisionAction> action,
-                                                 Cover cover = Cover::kNone);
+  // `match` selects the decisions past the index's watermark that the scan's key range would
+  // hold (the query, in the decision's terms).
+  Result<std::vector<model::Decision>> IndexScan(
+      const std::string& prefix, Time from, Time to, size_t limit,
+      std::optional<model::DecisionAction> action, Cover cover,
+      const std::function<bool(const model::Decision&)>& match);
   // Reads the decisions `wanted` (seq, slot in *out) from the decision log into their slots, with
   // batched point reads; `summary` drops their Json members.
   Status ReadLoggedDecisions(const rocksdb::Snapshot* snapshot,
@@ -230,6 +262,7 @@ class RocksDbLedger final : public Ledger {
   std::atomic<uint64_t> from_index_{0};
   std::atomic<uint64_t> log_reads_{0};
   std::atomic<uint64_t> template_reads_{0};
+  std::atomic<uint64_t> tail_reads_{0};
 
   // Pipelined group commit (leader/follower, as leveldb's DBImpl::Write, in two stages): units
   // queue up; the front one leads the next group: prepares it while the previous group writes,
@@ -250,10 +283,22 @@ class RocksDbLedger final : public Ledger {
   CommitStats stats_;   // guarded by mu_
   // Held while a group prepares; Rebuild(repair) and retention take it through ExcludeCommits().
   std::mutex maintenance_mu_;
-  // The CronJob index values' Job templates (store/cronjob_index.h) and the units written so far:
-  // used by the commit leader only, in AddUnit (under maintenance_mu_).
+  // The audit indexer. The queue holds committed decisions handed over by the commit (at most
+  // kMaxIndexQueue; beyond that the indexer reads them back from the decision log). Guarded by
+  // index_mu_ (taken after mu_, never before it).
+  std::mutex index_mu_;
+  std::condition_variable index_cv_;    // work arrived, or stop
+  std::condition_variable indexed_cv_;  // indexed_through_ advanced, or the indexer failed
+  std::deque<model::Decision> index_queue_;
+  uint64_t index_target_ = 0;     // the last committed decision seq
+  uint64_t indexed_through_ = 0;  // the watermark written last
+  bool index_stopping_ = false;
+  Status index_status_;  // a failed index write: the ledger writes nothing more
+  std::thread index_thread_;
+  // The CronJob index values' Job templates (store/cronjob_index.h) and the batches written so
+  // far: used by the indexer thread only.
   cronjob_index::JobTemplateWriter job_templates_;
-  uint64_t index_units_ = 0;
+  uint64_t index_batches_ = 0;
   // Chunk ids known to be in the `chunks` column family or in a group prepared before (written
   // before any later group, or the ledger fails every later commit): a chunk is written once.
   // Bounded: when full it starts over, which only costs a lookup per chunk. A sweep clears it and

@@ -11,7 +11,6 @@
 #include <memory>
 #include <mutex>
 #include <thread>
-#include <unordered_set>
 #include <utility>
 
 #include "bench/cpu_time.h"
@@ -69,8 +68,8 @@ Result<rocksdb::ColumnFamilyHandle*> Cf(const Db& db, const std::string& name) {
   return it->second;
 }
 
-// Every captured key ends with the big-endian seq of its record (input and decision keys are
-// that seq; audit index keys end with it). A round shifts them past the captured range.
+// Every captured key is the big-endian seq of its record (input and decision keys). A round
+// shifts them past the captured range.
 std::string ShiftedKey(const std::string& key, uint64_t shift) {
   if (shift == 0) return key;
   uint64_t seq = 0;
@@ -103,21 +102,6 @@ Result<CapturedCreates> ReadCreateRecords(const std::string& ledger_dir,
   for (const uint64_t seq : input_seqs) CL_RETURN_IF_ERROR(get("inputs", seq));
   for (const uint64_t seq : decision_seqs) CL_RETURN_IF_ERROR(get("decisions", seq));
   out.creates = decision_seqs.size();
-  // The audit index entries of those decisions: "c" (by CronJob), "a" (by action), "t" (by
-  // time), "r" (by reason) keys end with the decision's seq; "j" keys are Job templates.
-  const std::unordered_set<uint64_t> wanted(decision_seqs.begin(), decision_seqs.end());
-  CL_ASSIGN_OR_RETURN(rocksdb::ColumnFamilyHandle * audit, Cf(db, "audit"));
-  std::unique_ptr<rocksdb::Iterator> it(db.db->NewIterator(rocksdb::ReadOptions(), audit));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    const rocksdb::Slice k = it->key();
-    if (k.size() < 16 || k[0] == 'j') continue;
-    uint64_t seq = 0;
-    if (!store::keys::GetBe64(std::string_view(k.data() + k.size() - 8, 8), &seq)) continue;
-    if (!wanted.contains(seq)) continue;
-    out.records.push_back(RawRecord{"audit", k.ToString(), it->value().ToString()});
-    out.bytes += k.size() + it->value().size();
-  }
-  CL_RETURN_IF_ERROR(FromRocks(it->status(), "audit scan"));
   return out;
 }
 

@@ -2,11 +2,11 @@
 
 // The floor peer of controller_bench (docs/controller.md "Scale"): the records a create must have
 // durable before its Job is created (docs/design.md rules 1 and 3: the Tick and the create intent,
-// the createJob decision and its audit index entries), copied byte for byte from the ledger the
-// controller wrote in the measured window, then written again as raw RocksDB WriteBatches into a
-// fresh database with the same column families and options: large batches, 2 writer threads, one
-// fsync per batch, nothing else (no view fold, no passes, no API). What our ledger and controller
-// would be at best on this disk and these cores.
+// and the createJob decision; the audit index follows behind the commit), copied byte for byte
+// from the ledger the controller wrote in the measured window, then written again as raw RocksDB
+// WriteBatches into a fresh database with the same column families and options: large batches, 2
+// writer threads, one fsync per batch, nothing else (no view fold, no passes, no API). What our
+// ledger and controller would be at best on this disk and these cores.
 
 #include <cstdint>
 #include <string>
@@ -30,9 +30,8 @@ struct CapturedCreates {
   uint64_t max_seq = 0;  // the largest seq a key ends with (rounds shift keys past it)
 };
 
-// Reads, from the ledger at `ledger_dir` (closed), the input records with the given seqs, the
-// decision records with the given seqs, and the audit index entries of those decisions (not the
-// Job templates: a template is written once per CronJob, not per create).
+// Reads, from the ledger at `ledger_dir` (closed), the input records with the given seqs and the
+// decision records with the given seqs.
 Result<CapturedCreates> ReadCreateRecords(const std::string& ledger_dir,
                                           const std::vector<uint64_t>& input_seqs,
                                           const std::vector<uint64_t>& decision_seqs);

@@ -83,7 +83,7 @@ echo "| **goal** | 1,000,000 every minute, 2 cores | | **≤ 2 s** | | | | | | *
 echo
 echo "The same runs against their floors, measured in the same process after the window: the raw peer"
 echo "writes the bytes our ledger wrote for the window's creates (Tick + create intent, createJob"
-echo "decision + audit index entries) as raw RocksDB WriteBatches, 2 threads, one fsync per batch;"
+echo "decision; the audit index is written behind the commit) as raw RocksDB WriteBatches, 2 threads, one fsync per batch;"
 echo "Decide is reconciler::Decide alone over create passes of the same CronJobs. 1M figures are"
 echo "extrapolated from the measured rates (1,000,000 / creates per second)."
 echo "| CronJobs | schedules | ours: burst creates/s | ours: 1M creates (extrap.) | raw peer: creates/s | raw peer: 1M creates (extrap.) | raw peer ÷ ours | Decide per create pass | ours CPU per create | load avg (peer) |"

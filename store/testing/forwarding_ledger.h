@@ -110,6 +110,7 @@ class ForwardingLedger : public Ledger {
   Status WriteHealth() const override { return base_.WriteHealth(); }
   DecisionReadStats DecisionReads() const override { return base_.DecisionReads(); }
   Status Refresh() override { return base_.Refresh(); }
+  Status SyncAuditIndex() override { return base_.SyncAuditIndex(); }
   Result<RebuildReport> Rebuild(bool repair) override { return base_.Rebuild(repair); }
   Status Backup(const std::string& dir) override { return base_.Backup(dir); }
   Result<RetentionReport> ApplyRetention(const RetentionOptions& options, Time now) override {
