@@ -1,8 +1,8 @@
 #pragma once
 
 // The controller's view, versioned by input seq, per CronJob "family" (the CronJob and the Jobs
-// whose controller owner names it). Folding uses the store's own fold (FlatViewStore::Fold, which
-// is FoldWatchEvent byte for byte: store/view.h), so a family at seq S is exactly what
+// whose controller owner names it). Folding uses the store's one fold (FlatViewStore::Fold, the
+// fold FoldWatchEvent runs live: store/view_fold.h), so a family at seq S is exactly what
 // Ledger::ReadCronJobView returned when the log ended at S.
 // Objects are decoded once, when their watch event is folded, and shared between versions.
 

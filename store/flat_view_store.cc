@@ -5,19 +5,14 @@
 
 #include "store/view.h"
 #include "store/view_entry.h"
+#include "store/view_fold.h"
 
 namespace cronledger::store {
 
 using view_entry::DecodeEntryUidAndOwner;
-using view_entry::EntrySize;
-using view_entry::EntrySizeFrom;
 using view_entry::EntryView;
-using view_entry::IsEncodingOf;
 using view_entry::ObjectKeyTo;
-using view_entry::OwnerIndexTo;
 using view_entry::ResourceVersionEntrySize;
-using view_entry::WriteEntry;
-using view_entry::WriteEntryFrom;
 using view_entry::WriteResourceVersionEntry;
 
 namespace {
@@ -181,73 +176,49 @@ uint32_t FlatViewStore::ResourceIndex(const model::WatchEventRef& ev) {
   return idx;
 }
 
-Status FlatViewStore::Fold(const model::WatchEventRef& ev, uint64_t seq, FoldEffect* effect) {
-  using model::WatchEventType;
-  if (effect != nullptr) {
-    effect->changed = false;
-    effect->written = false;
-    effect->left_owner.clear();
-  }
-  if (!ev.resource_version.empty()) {
-    Entry& r = entries_[ResourceIndex(ev)];
+// view_fold::Fold over the table: one probe for the object (its entry is read and rewritten in
+// place, no copy of the prior), none for the resourceVersion entry of a resource seen before.
+class FlatViewStore::FoldAccess {
+ public:
+  explicit FoldAccess(FlatViewStore* s) : s_(s) {}
+  void PutResourceVersion(const model::WatchEventRef& ev, uint64_t seq) {
+    Entry& r = s_->entries_[s_->ResourceIndex(ev)];
     WriteResourceVersionEntry(ev.resource_version, seq,
                               r.ValueSpace(ResourceVersionEntrySize(ev.resource_version, seq)));
   }
-  if (ev.type == WatchEventType::kBookmark) return Status::Ok();
+  Result<bool> FindObject(const model::WatchEventRef& ev) {
+    ObjectKeyTo(ev.kind, ev.namespace_, ev.name, &s_->key_scratch_);
+    hash_ = KeyHash(s_->key_scratch_);
+    if ((s_->used_slots_ + 1) * 2 > s_->slots_.size()) s_->Grow();
+    idx_ = s_->FindSlot(s_->key_scratch_, hash_, &slot_);
+    return idx_ != kNone;
+  }
+  bool PriorUidAndOwner(std::string_view* uid, std::string_view* owner) {
+    return DecodeEntryUidAndOwner(s_->entries_[idx_].value(), uid, owner);
+  }
+  void WriteObject(const EntryView& e, std::string_view encoded) {
+    bool whole = false;
+    const size_t size = view_fold::ObjectEntrySize(e, encoded, &whole);
+    if (idx_ == kNone) idx_ = s_->InsertAt(slot_, s_->key_scratch_, hash_, size);
+    view_fold::WriteObjectEntry(e, encoded, whole, s_->entries_[idx_].ValueSpace(size));
+  }
+  void EraseObject() { s_->EraseAt(slot_, idx_); }
+  void PutIndex(std::string_view key) {
+    s_->entries_[s_->Upsert(key, 0)].ValueSpace(0);  // the index entry's value is empty
+  }
+  void DeleteIndex(std::string_view key) { s_->Delete(key); }
+  std::string& IndexKey() { return s_->index_scratch_; }
 
-  ObjectKeyTo(ev.kind, ev.namespace_, ev.name, &key_scratch_);
-  const uint64_t h = KeyHash(key_scratch_);
-  if ((used_slots_ + 1) * 2 > slots_.size()) Grow();
-  size_t slot = 0;
-  uint32_t idx = FindSlot(key_scratch_, h, &slot);
-  const bool has_prior = idx != kNone;
-  // Views of the stored entry: read before the entry is rewritten or erased.
-  std::string_view prior_uid, prior_owner;
-  if (has_prior && !DecodeEntryUidAndOwner(entries_[idx].value(), &prior_uid, &prior_owner)) {
-    return Status::Corruption("view: malformed object entry");
-  }
-  const bool is_job = ev.kind == model::ObjectKind::kJob;
-  if (ev.type == WatchEventType::kDeleted) {
-    // As FoldWatchEvent: a DELETED of another incarnation leaves the stored (newer) object.
-    if (!has_prior || (!ev.uid.empty() && prior_uid != ev.uid)) return Status::Ok();
-    const bool unindex = is_job && !prior_owner.empty();
-    if (unindex) OwnerIndexTo(ev.namespace_, prior_owner, ev.name, &index_scratch_);
-    if (effect != nullptr) {
-      effect->changed = true;
-      if (unindex) effect->left_owner.assign(prior_owner);  // before the entry is erased
-    }
-    EraseAt(slot, idx);
-    if (unindex) Delete(index_scratch_);
-    return Status::Ok();
-  }
-  const std::string_view owner_name = is_job ? ev.owner_name : "";
-  const bool owner_changed = !has_prior || prior_owner != owner_name;
-  const bool unindex = is_job && has_prior && !prior_owner.empty() && owner_changed;
-  if (unindex) OwnerIndexTo(ev.namespace_, prior_owner, ev.name, &index_scratch_);
-  if (effect != nullptr) {
-    effect->changed = true;
-    effect->written = true;
-    if (unindex) effect->left_owner.assign(prior_owner);  // before the entry is rewritten
-  }
-  const EntryView entry{ev.kind, ev.api_version,      ev.namespace_, ev.name,
-                        ev.uid,  ev.resource_version, owner_name,    is_job ? ev.owner_uid : "",
-                        seq};
-  // A decoded record holds the entry's fields as the entry encodes them: one copy of them all.
-  const bool whole = IsEncodingOf(ev.encoded_fields, entry);
-  const size_t size = whole ? EntrySizeFrom(ev.encoded_fields, seq) : EntrySize(entry);
-  if (!has_prior) idx = InsertAt(slot, key_scratch_, h, size);
-  char* value = entries_[idx].ValueSpace(size);
-  if (whole) {
-    WriteEntryFrom(ev.kind, ev.encoded_fields, seq, value);
-  } else {
-    WriteEntry(entry, value);
-  }
-  if (unindex) Delete(index_scratch_);
-  if (is_job && !owner_name.empty() && owner_changed) {
-    OwnerIndexTo(ev.namespace_, owner_name, ev.name, &index_scratch_);
-    entries_[Upsert(index_scratch_, 0)].ValueSpace(0);  // the index entry's value is empty
-  }
-  return Status::Ok();
+ private:
+  FlatViewStore* s_;
+  uint64_t hash_ = 0;
+  size_t slot_ = 0;
+  uint32_t idx_ = kNone;
+};
+
+Status FlatViewStore::Fold(const model::WatchEventRef& ev, uint64_t seq, FoldEffect* effect) {
+  FoldAccess access(this);
+  return view_fold::Fold(ev, seq, access, effect);
 }
 
 uint32_t FlatViewStore::FindCached(std::string_view key, uint64_t* h) {

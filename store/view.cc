@@ -3,17 +3,16 @@
 #include <utility>
 
 #include "store/view_entry.h"
+#include "store/view_fold.h"
 
 namespace cronledger::store {
 
 using view_entry::Append;
 using view_entry::AppendResourceVersionEntry;
-using view_entry::DecodeEntryView;
 using view_entry::EncodeEntryTo;
 using view_entry::EntryView;
 using view_entry::kEntryV1;
 using view_entry::ObjectKeyTo;
-using view_entry::OwnerIndexTo;
 
 std::string EncodeObjectEntry(const ObjectEntry& e) {
   std::string out;
@@ -127,55 +126,51 @@ Result<bool> ViewStore::GetInto(std::string_view key, std::string* value) {
   return true;
 }
 
-Status FoldWatchEvent(const model::WatchEventRef& ev, uint64_t seq, ViewStore* view) {
-  using model::WatchEventType;
-  // Per-thread scratch buffers: folding a log allocates nothing per record once they have grown.
-  thread_local std::string key, value, prior_bytes, index_key;
-  if (!ev.resource_version.empty()) {
-    key.assign(1, view_key::kResourcePrefix);
-    key.append(ev.api_version).push_back('/');
-    key.append(model::ObjectKindName(ev.kind));
-    value.clear();
-    AppendResourceVersionEntry(ev.resource_version, seq, &value);
-    view->Put(key, value);
-  }
-  if (ev.type == WatchEventType::kBookmark) return Status::Ok();
+namespace {
 
-  ObjectKeyTo(ev.kind, ev.namespace_, ev.name, &key);
-  CL_ASSIGN_OR_RETURN(const bool has_prior, view->GetInto(key, &prior_bytes));
-  EntryView prior;
-  if (has_prior && !DecodeEntryView(prior_bytes, &prior)) {
-    return Status::Corruption("view: malformed object entry");
+// view_fold::Fold over a ViewStore: keys and values built in per-thread scratch buffers, so folding
+// a log allocates nothing per record once they have grown.
+class ViewStoreAccess {
+ public:
+  explicit ViewStoreAccess(ViewStore* view) : view_(view) {}
+  void PutResourceVersion(const model::WatchEventRef& ev, uint64_t seq) {
+    key_.assign(1, view_key::kResourcePrefix);
+    key_.append(ev.api_version).push_back('/');
+    key_.append(model::ObjectKindName(ev.kind));
+    value_.clear();
+    AppendResourceVersionEntry(ev.resource_version, seq, &value_);
+    view_->Put(key_, value_);
   }
-  const bool is_job = ev.kind == model::ObjectKind::kJob;
-  if (ev.type == WatchEventType::kDeleted) {
-    // A DELETED for another incarnation (a different uid under the same name) leaves the stored
-    // object alone: it is the newer one.
-    if (!has_prior || (!ev.uid.empty() && prior.uid != ev.uid)) return Status::Ok();
-    view->Delete(key);
-    if (is_job && !prior.owner_name.empty()) {
-      OwnerIndexTo(ev.namespace_, prior.owner_name, ev.name, &index_key);
-      view->Delete(index_key);
-    }
-    return Status::Ok();
+  Result<bool> FindObject(const model::WatchEventRef& ev) {
+    ObjectKeyTo(ev.kind, ev.namespace_, ev.name, &key_);
+    return view_->GetInto(key_, &prior_);
   }
-  const std::string_view owner_name = is_job ? ev.owner_name : "";
-  EncodeEntryTo({ev.kind, ev.api_version, ev.namespace_, ev.name, ev.uid, ev.resource_version,
-                 owner_name, is_job ? ev.owner_uid : "", seq},
-                &value);
-  view->Put(key, value);
-  if (is_job) {
-    // `prior` views prior_bytes, this thread's copy: the store's writes do not change it.
-    if (has_prior && !prior.owner_name.empty() && prior.owner_name != owner_name) {
-      OwnerIndexTo(ev.namespace_, prior.owner_name, ev.name, &index_key);
-      view->Delete(index_key);
-    }
-    if (!owner_name.empty() && (!has_prior || prior.owner_name != owner_name)) {
-      OwnerIndexTo(ev.namespace_, owner_name, ev.name, &index_key);
-      view->Put(index_key, "");
-    }
+  bool PriorUidAndOwner(std::string_view* uid, std::string_view* owner) {
+    return view_entry::DecodeEntryUidAndOwner(prior_, uid, owner);
   }
-  return Status::Ok();
+  void WriteObject(const EntryView& e, std::string_view encoded) {
+    bool whole = false;
+    value_.resize(view_fold::ObjectEntrySize(e, encoded, &whole));
+    view_fold::WriteObjectEntry(e, encoded, whole, value_.data());
+    view_->Put(key_, value_);
+  }
+  void EraseObject() { view_->Delete(key_); }
+  void PutIndex(std::string_view key) { view_->Put(key, ""); }
+  void DeleteIndex(std::string_view key) { view_->Delete(key); }
+  std::string& IndexKey() { return index_key_; }
+
+ private:
+  ViewStore* view_;
+  static thread_local std::string key_, value_, prior_, index_key_;
+};
+thread_local std::string ViewStoreAccess::key_, ViewStoreAccess::value_, ViewStoreAccess::prior_,
+    ViewStoreAccess::index_key_;
+
+}  // namespace
+
+Status FoldWatchEvent(const model::WatchEventRef& ev, uint64_t seq, ViewStore* view) {
+  ViewStoreAccess access(view);
+  return view_fold::Fold(ev, seq, access);
 }
 
 Result<std::optional<std::string>> MemViewStore::Get(std::string_view key) {

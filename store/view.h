@@ -1,8 +1,9 @@
 #pragma once
 
-// The materialized view and the pure fold of watch events into it. The same FoldWatchEvent() runs
-// live (Ledger::Commit, against RocksDB plus the uncommitted writes of its batch) and in rebuild
-// and benchmarks (against an in-memory map), so a rebuild proves the live view.
+// The materialized view and the pure fold of watch events into it. One fold (store/view_fold.h)
+// runs live (FoldWatchEvent in Ledger::Commit, against RocksDB plus the uncommitted writes of its
+// batch) and in rebuild, replay and benchmarks (FlatViewStore::Fold, against an in-memory table),
+// so a rebuild proves the live view.
 //
 // View keys (docs/ledger.md): "c" ns \0 name -> ObjectEntry of a CronJob; "j" ns \0 name ->
 // ObjectEntry of a Job; "o" ns \0 owner \0 job -> "" (Jobs by controller owner name);
@@ -129,11 +130,11 @@ class FlatViewStore : public ViewStore {
     // owner, or none): that owner's name. Empty otherwise.
     std::string left_owner;
   };
-  // FoldWatchEvent(ev, seq, this) with the same result, byte for byte, and less work (what
-  // rebuild runs): one probe of the table for the object (its entry is read and rewritten in
-  // place, no copy of the prior), none for the resourceVersion entry of a resource seen before
-  // (the entry is kept at hand), and the owner index touched only when a Job's owner changes.
-  // With `effect`, says what it did to the object's entry (reset first).
+  // FoldWatchEvent(ev, seq, this): the same fold (store/view_fold.h) over the table directly, with
+  // less work (what rebuild and replay run): one probe of the table for the object (its entry is
+  // read and rewritten in place, no copy of the prior), none for the resourceVersion entry of a
+  // resource seen before (the entry is kept at hand). With `effect`, says what it did to the
+  // object's entry (reset first).
   Status Fold(const model::WatchEventRef& ev, uint64_t seq, FoldEffect* effect = nullptr);
   // Room for `keys` entries without growing the table or the entry array (a hint: more can be
   // inserted, fewer used). Rebuild reserves the stored view's estimated key count.
@@ -199,6 +200,7 @@ class FlatViewStore : public ViewStore {
   uint32_t last_ = kNone;
   std::vector<ResourceEntry> resources_;  // usually two: CronJobs and Jobs
   std::string key_scratch_, index_scratch_;
+  class FoldAccess;  // the fold's view of the table (flat_view_store.cc)
 };
 
 }  // namespace cronledger::store

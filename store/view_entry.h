@@ -1,7 +1,7 @@
 #pragma once
 
-// The view entries' encoding as the folds write and read it, inline (store/ only): both
-// FoldWatchEvent (view.cc) and FlatViewStore::Fold (flat_view_store.cc) run it for every event.
+// The view entries' encoding as the fold writes and reads it, inline (store/ only): the fold
+// (view_fold.h) runs it for every event, over either storage.
 // The layout is the v1 ObjectEntry / ResourceVersionEntry encoding of view.h, byte for byte what
 // model::RecordWriter writes (FoldTest.EntriesAreEncodedAsRecordWriterWritesThem).
 
