@@ -453,7 +453,17 @@ std::string EncodeDecisionRecord(const Decision& d) {
   return out;
 }
 
-Result<Decision> DecodeDecisionRecord(std::string_view bytes) {
+namespace {
+
+// A Json member as stored: its CBOR bytes (members != null), or decoded into *out.
+bool GetMember(RecordReader* r, DecisionMembers* members, std::string_view DecisionMembers::*bytes,
+               Json* out) {
+  if (members == nullptr) return GetJson(r, out);
+  return r->Bytes(&(members->*bytes));
+}
+
+// DecodeDecisionRecord, and with `members` its Json members left null and viewed as stored.
+Result<Decision> DecodeDecision(std::string_view bytes, DecisionMembers* members) {
   RecordReader r(bytes);
   uint8_t type = 0;
   uint64_t flags = 0;
@@ -469,12 +479,16 @@ Result<Decision> DecodeDecisionRecord(std::string_view bytes) {
   if (ok && (flags & kHasScheduledTime)) ok = r.Time(&d.scheduled_time.emplace());
   ok = ok && r.String(&d.reason);
   if (ok && (flags & kHasJobName)) ok = r.String(&d.job_name.emplace());
-  if (ok && (flags & kHasJobObject)) ok = GetJson(&r, &d.job_object);
+  if (ok && (flags & kHasJobObject)) {
+    ok = GetMember(&r, members, &DecisionMembers::job_object_cbor, &d.job_object);
+  }
   if (ok && (flags & kHasEventType)) ok = r.String(&d.event_type.emplace());
   if (ok && (flags & kHasMessage)) ok = r.String(&d.message.emplace());
   int64_t n = 0;
   if (ok && (flags & kHasRequeueAfter) && (ok = r.Signed(&n))) d.requeue_after = Duration(n);
-  if (ok && (flags & kHasStatus)) ok = GetJson(&r, &d.status);
+  if (ok && (flags & kHasStatus)) {
+    ok = GetMember(&r, members, &DecisionMembers::status_cbor, &d.status);
+  }
   ok = ok && r.Varint(&d.cause.tick_seq) && r.Varint(&d.cause.input_seq) &&
        r.String(&d.cause.trigger) && r.String(&d.policy.schedule);
   if (ok && (flags & kHasTimeZone)) ok = r.String(&d.policy.time_zone.emplace());
@@ -491,6 +505,17 @@ Result<Decision> DecodeDecisionRecord(std::string_view bytes) {
   d.action = static_cast<DecisionAction>(action);
   d.policy.suspend = (flags & kSuspend) != 0;
   return d;
+}
+
+}  // namespace
+
+Result<Decision> DecodeDecisionRecord(std::string_view bytes) {
+  return DecodeDecision(bytes, nullptr);
+}
+
+Result<Decision> DecodeDecisionRecordParts(std::string_view bytes, DecisionMembers* members) {
+  *members = DecisionMembers();
+  return DecodeDecision(bytes, members);
 }
 
 std::string WatchEventKey(const WatchEvent& e) {

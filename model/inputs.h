@@ -185,6 +185,15 @@ Status DecodeWatchEventRef(std::string_view bytes, WatchEventRef* out);
 void EncodeDecisionRecord(const Decision& d, std::string* out);
 std::string EncodeDecisionRecord(const Decision& d);
 Result<Decision> DecodeDecisionRecord(std::string_view bytes);
+// The Json members of a decision record as stored: their CBOR bytes (empty when absent), views of
+// the record.
+struct DecisionMembers {
+  std::string_view job_object_cbor;
+  std::string_view status_cbor;
+};
+// DecodeDecisionRecord without decoding the Json members: they are null in the result and
+// `*members` views their bytes (what the audit index copies as they are). The CBOR is not checked.
+Result<Decision> DecodeDecisionRecordParts(std::string_view bytes, DecisionMembers* members);
 
 // The primitives of the encoding, shared with the store's own records (view entries, quarantine).
 class RecordWriter {

@@ -13,6 +13,7 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <map>
 
@@ -28,6 +29,7 @@ rocksdb::Slice ToSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.s
 // Decisions per index batch, and the most the commit hands over before the indexer reads the
 // log instead (a burst the indexer has not caught up with).
 constexpr size_t kIndexBatch = 1024;
+constexpr auto kIndexLinger = std::chrono::milliseconds(20);
 
 // Job templates looked up in the database as it is and written into the indexer's batch.
 class BatchTemplateStore final : public cronjob_index::TemplateStore {
@@ -69,17 +71,20 @@ class RebuiltTemplates final : public cronjob_index::TemplateStore {
   std::map<std::string, std::string> stored_;
 };
 
-// The audit index entries of one decision (docs/ledger.md "Column families and keys"): the
-// CronJob entry with its covering value, the action, time and reason entries. The one place that
-// knows the layout: the indexer writes what it yields and a rebuild compares with it.
-Status IndexEntries(cronjob_index::JobTemplateWriter& writer, model::Decision& d, uint64_t unit,
-                    cronjob_index::TemplateStore& templates, std::string* value,
+// The audit index entries of one decision record as stored (docs/ledger.md "Column families and
+// keys"): the CronJob entry with its covering value, the action, time and reason entries. The one
+// place that knows the layout: the indexer writes what it yields and a rebuild compares with it.
+// The record is decoded without its Json members, whose bytes the value copies.
+Status IndexEntries(cronjob_index::JobTemplateWriter& writer, std::string_view record,
+                    uint64_t unit, cronjob_index::TemplateStore& templates, std::string* value,
                     const std::function<Status(std::string, std::string_view)>& put) {
+  model::DecisionMembers members;
+  CL_ASSIGN_OR_RETURN(const model::Decision d, model::DecodeDecisionRecordParts(record, &members));
   std::string suffix;
   keys::PutTimeKey(&suffix, d.time);
   keys::PutBe64(&suffix, d.seq);
   const std::string action(1, static_cast<char>(d.action));
-  CL_RETURN_IF_ERROR(writer.Encode(d, unit, templates, value));
+  CL_RETURN_IF_ERROR(writer.EncodeStored(d, members, unit, templates, value));
   CL_RETURN_IF_ERROR(
       put(keys::ByCronJobPrefix(d.cron_job.namespace_, d.cron_job.name) + suffix, *value));
   CL_RETURN_IF_ERROR(put(keys::ByActionPrefix(d.action) + suffix, ""));
@@ -114,28 +119,24 @@ std::string DescribeIndexKey(std::string_view key) {
   return out;
 }
 
-// A stored CronJob entry of an older layout that reads back as decision `d`: a v0 value (the
-// decision log), a v1 value, or a v2 value holding the Job object inline where today's refers to
-// a template. Not a difference; a repair rewrites it.
-bool OlderLayoutOf(std::string_view stored, std::string_view rebuilt, const model::Decision& d) {
+// A stored CronJob entry of an older layout that reads back as the decision `record`: a v0 value
+// (the decision log), a v1 value, or a v2 value holding the Job object inline where today's refers
+// to a template. Not a difference; a repair rewrites it.
+bool OlderLayoutOf(std::string_view stored, std::string_view rebuilt, std::string_view record) {
+  model::DecisionMembers members;
+  auto d = model::DecodeDecisionRecordParts(record, &members);
   model::Decision read;
   auto v = cronjob_index::DecodeIndexValue(stored, &read, /*members=*/true);
-  if (!v.ok()) return false;
+  if (!d.ok() || !v.ok()) return false;
   if (v->version == 0) return true;
-  model::Decision summary = d;
-  summary.job_object = nullptr;
-  summary.status = nullptr;
-  if (!(read == summary)) return false;
+  if (!(read == *d)) return false;
   if (v->version == cronjob_index::kV1) return true;
   model::Decision unused;
   auto today = cronjob_index::DecodeIndexValue(rebuilt, &unused, /*members=*/true);
-  if (!today.ok() || !v->has_job_object || !today->has_job_object ||
-      v->job_object.form != cronjob_index::kJobInline ||
-      today->job_object.form != cronjob_index::kJobTemplate) {
-    return false;
-  }
-  auto job = cronjob_index::DecodeCbor(v->job_object.cbor, "audit Job object");
-  return job.ok() && *job == d.job_object;
+  return today.ok() && v->has_job_object && today->has_job_object &&
+         v->job_object.form == cronjob_index::kJobInline &&
+         today->job_object.form == cronjob_index::kJobTemplate &&
+         v->job_object.cbor == members.job_object_cbor;
 }
 
 }  // namespace
@@ -183,47 +184,57 @@ void RocksDbLedger::StopIndexer() {
 }
 
 void RocksDbLedger::IndexLoop() {
-  std::vector<model::Decision> batch;
+  std::vector<std::pair<uint64_t, std::string>> batch;  // (seq, the record as stored)
   std::unique_lock<std::mutex> l(index_mu_);
   while (true) {
     index_cv_.wait(l, [this] { return index_stopping_ || indexed_through_ < index_target_; });
     if (indexed_through_ >= index_target_) break;  // stopping, everything indexed
+    // Lingers for a full batch: one write and one wake-up for many commits, not one each. Queries
+    // do not wait for the index (they read past its watermark), so its lag costs them little.
+    index_cv_.wait_for(l, kIndexLinger, [this] {
+      return index_stopping_ || index_sync_wanted_ ||
+             index_target_ - indexed_through_ >= kIndexBatch;
+    });
     if (options_.before_index_batch) {
       l.unlock();
       options_.before_index_batch();
       l.lock();
     }
     const uint64_t next = indexed_through_ + 1;
-    while (!index_queue_.empty() && index_queue_.front().seq < next) index_queue_.pop_front();
+    auto pop = [this] {
+      index_queue_bytes_ -= index_queue_.front().second.size();
+      index_queue_.pop_front();
+    };
+    while (!index_queue_.empty() && index_queue_.front().first < next) pop();
     batch.clear();
     Status status;
     uint64_t through = 0;
-    if (!index_queue_.empty() && index_queue_.front().seq == next) {
-      while (!index_queue_.empty() && index_queue_.front().seq == next + batch.size() &&
+    if (!index_queue_.empty() && index_queue_.front().first == next) {
+      while (!index_queue_.empty() && index_queue_.front().first == next + batch.size() &&
              batch.size() < kIndexBatch) {
         batch.push_back(std::move(index_queue_.front()));
-        index_queue_.pop_front();
+        pop();
       }
-      through = batch.back().seq;
+      through = batch.back().first;
       l.unlock();
     } else {
       // Not handed over (before this open, or beyond the queue's bound): read from the log.
       uint64_t until = std::min(index_target_, next + kIndexBatch - 1);
-      if (!index_queue_.empty()) until = std::min(until, index_queue_.front().seq - 1);
+      if (!index_queue_.empty()) until = std::min(until, index_queue_.front().first - 1);
       through = until;
       l.unlock();
-      status = ScanDecisions(next, [&](const model::Decision& d) {
-        if (d.seq > until) return false;
-        batch.push_back(d);
+      status = ScanDecisionBytes(next, [&](uint64_t seq, std::string_view record) {
+        if (seq > until) return false;
+        batch.emplace_back(seq, std::string(record));
         return true;
       });
-      if (status.ok() && (batch.empty() || batch.front().seq != next || batch.back().seq != until ||
-                          batch.size() != until - next + 1)) {
+      if (status.ok() && (batch.empty() || batch.front().first != next ||
+                          batch.back().first != until || batch.size() != until - next + 1)) {
         status = Status::Corruption("audit index: the decision log lacks decisions " +
                                     std::to_string(next) + ".." + std::to_string(until));
       }
     }
-    if (status.ok()) status = IndexBatch(&batch);
+    if (status.ok()) status = IndexBatch(batch);
     if (!status.ok()) {
       {
         std::lock_guard<std::mutex> m(mu_);
@@ -236,11 +247,12 @@ void RocksDbLedger::IndexLoop() {
     }
     l.lock();
     indexed_through_ = through;
+    if (indexed_through_ >= index_target_) index_sync_wanted_ = false;
     indexed_cv_.notify_all();
   }
 }
 
-Status RocksDbLedger::IndexBatch(std::vector<model::Decision>* ds) {
+Status RocksDbLedger::IndexBatch(const std::vector<std::pair<uint64_t, std::string>>& records) {
   rocksdb::WriteBatch batch;
   BatchTemplateStore templates(db_.get(), cfs_[kAuditCf], &batch);
   const uint64_t unit = ++index_batches_;
@@ -248,10 +260,10 @@ Status RocksDbLedger::IndexBatch(std::vector<model::Decision>* ds) {
   auto put = [&](std::string key, std::string_view v) {
     return FromRocks(batch.Put(cfs_[kAuditCf], key, ToSlice(v)), "index batch");
   };
-  for (model::Decision& d : *ds) {
-    CL_RETURN_IF_ERROR(IndexEntries(job_templates_, d, unit, templates, &value, put));
+  for (const auto& [seq, record] : records) {
+    CL_RETURN_IF_ERROR(IndexEntries(job_templates_, record, unit, templates, &value, put));
   }
-  CL_RETURN_IF_ERROR(put(std::string(keys::kIndexedThrough), keys::Be64(ds->back().seq)));
+  CL_RETURN_IF_ERROR(put(std::string(keys::kIndexedThrough), keys::Be64(records.back().first)));
   std::lock_guard<std::mutex> w(wal_mu_);
   if (write_failed_.load()) return WriteHealth();
   const Status written = FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "index write");
@@ -263,6 +275,8 @@ Status RocksDbLedger::SyncAuditIndex() {
   if (read_only_) return Status::Ok();
   std::unique_lock<std::mutex> l(index_mu_);
   const uint64_t target = index_target_;
+  index_sync_wanted_ = true;
+  index_cv_.notify_one();
   indexed_cv_.wait(l, [&] { return indexed_through_ >= target || !index_status_.ok(); });
   return index_status_;
 }
@@ -316,8 +330,8 @@ Status RocksDbLedger::VerifyIndex(const rocksdb::Snapshot* snapshot, RebuildRepo
 
   // The expected entries of a run of decisions, compared with the stored ones in one MultiGet.
   std::vector<std::pair<std::string, std::string>> expected;
-  std::vector<model::Decision> decisions;
-  std::vector<size_t> decision_of;
+  std::vector<std::string> records;  // of the run
+  std::vector<size_t> record_of;     // per expected entry
   auto compare = [&]() -> Status {
     std::vector<rocksdb::Slice> keys;
     keys.reserve(expected.size());
@@ -335,7 +349,7 @@ Status RocksDbLedger::VerifyIndex(const rocksdb::Snapshot* snapshot, RebuildRepo
       CL_RETURN_IF_ERROR(FromRocks(statuses[i], "audit index read"));
       const std::string_view have = ToView(values[i]);
       if (have == want) continue;
-      if (key[0] == 'c' && OlderLayoutOf(have, want, decisions[decision_of[i]])) {
+      if (key[0] == 'c' && OlderLayoutOf(have, want, records[record_of[i]])) {
         ++report->index_older_layout;
       } else {
         report->differences.push_back({DescribeIndexKey(key), "other bytes", "rebuilt bytes"});
@@ -343,8 +357,8 @@ Status RocksDbLedger::VerifyIndex(const rocksdb::Snapshot* snapshot, RebuildRepo
       CL_RETURN_IF_ERROR(stored_put(key, want));
     }
     expected.clear();
-    decisions.clear();
-    decision_of.clear();
+    records.clear();
+    record_of.clear();
     return Status::Ok();
   };
 
@@ -353,17 +367,12 @@ Status RocksDbLedger::VerifyIndex(const rocksdb::Snapshot* snapshot, RebuildRepo
   Status status;
   CL_RETURN_IF_ERROR(ScanDecisionBytesAt(snapshot, 1, [&](uint64_t seq, std::string_view bytes) {
     if (seq > last) return false;
-    auto d = model::DecodeDecisionRecord(bytes);
-    if (!d.ok()) {
-      status = d.status();
-      return false;
-    }
-    decisions.push_back(std::move(*d));
+    records.emplace_back(bytes);
     ++report->decisions_indexed;
-    status = IndexEntries(writer, decisions.back(), 0, templates, &value,
+    status = IndexEntries(writer, records.back(), 0, templates, &value,
                           [&](std::string key, std::string_view v) {
                             expected.emplace_back(std::move(key), std::string(v));
-                            decision_of.push_back(decisions.size() - 1);
+                            record_of.push_back(records.size() - 1);
                             ++entries;
                             return Status::Ok();
                           });
@@ -404,16 +413,14 @@ Status RocksDbLedger::VerifyIndex(const rocksdb::Snapshot* snapshot, RebuildRepo
     if (keys::SeqOfIndexKey(key, &seq) && seq >= 1 && seq <= last) {
       auto bytes = GetRaw(kDecisionsCf, keys::Be64(seq), snapshot);
       if (bytes.ok()) {
-        auto d = model::DecodeDecisionRecord(*bytes);
-        if (d.ok()) {
-          RebuiltTemplates scratch;
-          cronjob_index::JobTemplateWriter keys_only;
-          CL_RETURN_IF_ERROR(
-              IndexEntries(keys_only, *d, 0, scratch, &value, [&](std::string k, std::string_view) {
-                expected_key = expected_key || k == key;
-                return Status::Ok();
-              }));
-        }
+        RebuiltTemplates scratch;
+        cronjob_index::JobTemplateWriter keys_only;
+        // A record that does not decode has no entries: every entry naming it is extra.
+        (void)IndexEntries(keys_only, *bytes, 0, scratch, &value,
+                           [&](std::string k, std::string_view) {
+                             expected_key = expected_key || k == key;
+                             return Status::Ok();
+                           });
       } else if (!bytes.status().IsNotFound()) {
         return bytes.status();
       }

@@ -1,5 +1,7 @@
 #include "store/cronjob_index.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <utility>
 
@@ -79,7 +81,184 @@ std::optional<std::string> Derive(JobSlot slot, const model::Decision& d, int of
   return std::nullopt;
 }
 
+// Reads CBOR as the decision record stores a Json member (model::AppendCbor, which writes what
+// nlohmann's to_cbor writes): definite lengths, text-string map keys. Fails on anything else.
+class CborReader {
+ public:
+  explicit CborReader(std::string_view in) : p_(in.data()), end_(in.data() + in.size()) {}
+  const char* pos() const { return p_; }
+  // The initial byte's major type and its argument.
+  bool Head(uint8_t* major, uint64_t* arg) {
+    if (p_ == end_) return false;
+    const auto b = static_cast<uint8_t>(*p_++);
+    *major = b >> 5;
+    const uint8_t info = b & 0x1f;
+    if (info < 24) {
+      *arg = info;
+      return true;
+    }
+    if (info > 27) return false;  // indefinite lengths and reserved values
+    const size_t n = size_t{1} << (info - 24);
+    if (static_cast<size_t>(end_ - p_) < n) return false;
+    *arg = 0;
+    for (size_t i = 0; i < n; ++i) *arg = *arg << 8 | static_cast<uint8_t>(*p_++);
+    return true;
+  }
+  bool Text(std::string_view* s) {
+    uint8_t major = 0;
+    uint64_t n = 0;
+    if (!Head(&major, &n) || major != 3 || n > static_cast<uint64_t>(end_ - p_)) return false;
+    *s = std::string_view(p_, n);
+    p_ += n;
+    return true;
+  }
+  // Skips one item; `depth` bounds the nesting.
+  bool Skip(int depth = 0) {
+    uint8_t major = 0;
+    uint64_t arg = 0;
+    if (depth > 512 || !Head(&major, &arg)) return false;
+    switch (major) {
+      case 0:
+      case 1:
+      case 7:  // integers; simple values and floats (their bytes were the argument)
+        return true;
+      case 2:
+      case 3:
+        if (arg > static_cast<uint64_t>(end_ - p_)) return false;
+        p_ += arg;
+        return true;
+      case 4:
+        for (uint64_t i = 0; i < arg; ++i) {
+          if (!Skip(depth + 1)) return false;
+        }
+        return true;
+      case 5:
+        for (uint64_t i = 0; i < arg; ++i) {
+          if (!Skip(depth + 1) || !Skip(depth + 1)) return false;
+        }
+        return true;
+      default:  // tags: not written by the encoder
+        return false;
+    }
+  }
+  bool done() const { return p_ == end_; }
+
+ private:
+  const char* p_;
+  const char* end_;
+};
+
+// In the map at the reader, the string value of each key of `wanted` that has one: its item's
+// [begin, end) in the CBOR (head included) and its text. A map entry whose value is a map and
+// whose key is `nested_key` is walked with `nested`. False when the CBOR is not as expected.
+struct SlotAt {
+  size_t begin = 0, end = 0;
+  std::string_view text;
+};
+using CborSlotRanges = std::array<std::optional<SlotAt>, kSlotCount>;
+
+bool StringValue(CborReader& r, const char* base, std::optional<SlotAt>* slot) {
+  const char* begin = r.pos();
+  CborReader probe = r;
+  std::string_view text;
+  if (probe.Text(&text)) {
+    *slot =
+        SlotAt{static_cast<size_t>(begin - base), static_cast<size_t>(probe.pos() - base), text};
+    r = probe;
+    return true;
+  }
+  return r.Skip();  // not a string: not a slot
+}
+
+bool MapHead(CborReader& r, uint64_t* n, bool* is_map) {
+  CborReader probe = r;
+  uint8_t major = 0;
+  if (!probe.Head(&major, n)) return false;
+  *is_map = major == 5;
+  if (*is_map) r = probe;
+  return true;
+}
+
+bool WalkAnnotations(CborReader& r, const char* base, CborSlotRanges* slots) {
+  uint64_t n = 0;
+  bool is_map = false;
+  if (!MapHead(r, &n, &is_map)) return false;
+  if (!is_map) return r.Skip();
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string_view key;
+    if (!r.Text(&key)) return false;
+    if (key == kScheduledTimestampAnnotation) {
+      if (!StringValue(r, base, &(*slots)[kSlotScheduledAnnotation])) return false;
+    } else if (!r.Skip()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool WalkMetadata(CborReader& r, const char* base, CborSlotRanges* slots) {
+  uint64_t n = 0;
+  bool is_map = false;
+  if (!MapHead(r, &n, &is_map)) return false;
+  if (!is_map) return r.Skip();
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string_view key;
+    if (!r.Text(&key)) return false;
+    bool ok = true;
+    if (key == "name") {
+      ok = StringValue(r, base, &(*slots)[kSlotName]);
+    } else if (key == "creationTimestamp") {
+      ok = StringValue(r, base, &(*slots)[kSlotCreationTimestamp]);
+    } else if (key == "annotations") {
+      ok = WalkAnnotations(r, base, slots);
+    } else {
+      ok = r.Skip();
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// FindSlots on a Job object's stored CBOR: the slots' items in the bytes.
+bool FindCborSlots(std::string_view cbor, CborSlotRanges* slots) {
+  *slots = {};
+  CborReader r(cbor);
+  uint64_t n = 0;
+  bool is_map = false;
+  if (!MapHead(r, &n, &is_map)) return false;
+  if (!is_map) return r.Skip() && r.done();
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string_view key;
+    if (!r.Text(&key)) return false;
+    if (!(key == "metadata" ? WalkMetadata(r, cbor.data(), slots) : r.Skip())) return false;
+  }
+  return r.done();
+}
+
 }  // namespace
+
+bool TemplateOfCbor(std::string_view job_cbor, std::string* template_cbor, CborSlots* slots) {
+  CborSlotRanges at;
+  if (!FindCborSlots(job_cbor, &at)) return false;
+  template_cbor->clear();
+  size_t copied = 0;
+  // The slots in byte order (at most three); each becomes an empty text string (0x60).
+  std::array<size_t, kSlotCount> order{0, 1, 2};
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const size_t x = at[a] ? at[a]->begin : SIZE_MAX, y = at[b] ? at[b]->begin : SIZE_MAX;
+    return x < y;
+  });
+  for (const size_t i : order) {
+    (*slots)[i].reset();
+    if (!at[i]) continue;
+    template_cbor->append(job_cbor.substr(copied, at[i]->begin - copied));
+    template_cbor->push_back(static_cast<char>(0x60));
+    copied = at[i]->end;
+    (*slots)[i] = at[i]->text;
+  }
+  template_cbor->append(job_cbor.substr(copied));
+  return true;
+}
 
 std::array<std::string*, kSlotCount> FindSlots(model::Json& job) {
   static const std::string kMetadata = "metadata", kName = "name",
@@ -96,18 +275,6 @@ std::array<std::string*, kSlotCount> FindSlots(model::Json& job) {
     slots[kSlotScheduledAnnotation] = StringMember(*annotations, kAnnotation);
   }
   return slots;
-}
-
-void AppendJobTemplate(model::Json& job, std::string* cbor) {
-  const auto slots = FindSlots(job);
-  std::array<std::string, kSlotCount> saved;
-  for (size_t i = 0; i < slots.size(); ++i) {
-    if (slots[i] != nullptr) slots[i]->swap(saved[i]);  // the slot is now ""
-  }
-  model::Json::to_cbor(job, *cbor);
-  for (size_t i = 0; i < slots.size(); ++i) {
-    if (slots[i] != nullptr) slots[i]->swap(saved[i]);
-  }
 }
 
 uint64_t TemplateId(std::string_view template_cbor) {
@@ -231,33 +398,42 @@ void EncodeV1(model::Decision& d, std::string* out) {
   model::EncodeDecisionRecord(d, out);
 }
 
-Status JobTemplateWriter::Encode(model::Decision& d, uint64_t unit, TemplateStore& store,
+Status JobTemplateWriter::Encode(const model::Decision& d, uint64_t unit, TemplateStore& store,
                                  std::string* out) {
-  MembersMovedOut moved(d);
-  model::Json& job = moved.job_object();
-  model::Json& status = moved.status();
+  stored_.clear();
+  model::EncodeDecisionRecord(d, &stored_);
+  model::DecisionMembers members;
+  CL_ASSIGN_OR_RETURN(model::Decision summary, model::DecodeDecisionRecordParts(stored_, &members));
+  return EncodeStored(summary, members, unit, store, out);
+}
+
+Status JobTemplateWriter::EncodeStored(const model::Decision& d,
+                                       const model::DecisionMembers& members, uint64_t unit,
+                                       TemplateStore& store, std::string* out) {
+  const bool has_job = !members.job_object_cbor.empty();
+  const bool has_status = !members.status_cbor.empty();
   record_.clear();
   model::EncodeDecisionRecord(d, &record_);
   out->clear();
   model::RecordWriter w(out);
   w.Byte(kV2);
-  w.Byte(static_cast<uint8_t>((job.is_null() ? 0 : kHasJobObject) |
-                              (status.is_null() ? 0 : kHasStatus)));
+  w.Byte(static_cast<uint8_t>((has_job ? kHasJobObject : 0) | (has_status ? kHasStatus : 0)));
   w.Bytes(record_);
-  if (!job.is_null()) {
-    template_cbor_.clear();
-    AppendJobTemplate(job, &template_cbor_);
-    CL_ASSIGN_OR_RETURN(const std::optional<uint64_t> id, Choose(d.cron_job, unit, store));
+  if (has_job) {
+    CborSlots slots;
+    std::optional<uint64_t> id;
+    if (TemplateOfCbor(members.job_object_cbor, &template_cbor_, &slots)) {
+      CL_ASSIGN_OR_RETURN(id, Choose(d.cron_job, unit, store));
+    }
     if (id) {
       w.Byte(kJobTemplate);
       keys::PutBe64(out, *id);
-      const auto slots = FindSlots(job);
       for (size_t i = 0; i < kSlotCount; ++i) {
-        if (slots[i] == nullptr) {
+        if (!slots[i]) {
           w.Byte(kSlotKept);
           continue;
         }
-        const std::string& value = *slots[i];
+        const std::string_view value = *slots[i];
         int offset = 0;
         if (i == kSlotScheduledAnnotation) offset = OffsetOf(value).value_or(0);  // checked below
         const std::optional<std::string> derived = Derive(static_cast<JobSlot>(i), d, offset);
@@ -271,18 +447,12 @@ Status JobTemplateWriter::Encode(model::Decision& d, uint64_t unit, TemplateStor
       }
       ++stats_.templated;
     } else {
-      cbor_.clear();
-      model::Json::to_cbor(job, cbor_);
       w.Byte(kJobInline);
-      w.Bytes(cbor_);
+      w.Bytes(members.job_object_cbor);
       ++stats_.inline_;
     }
   }
-  if (!status.is_null()) {
-    cbor_.clear();
-    model::Json::to_cbor(status, cbor_);
-    w.Bytes(cbor_);
-  }
+  if (has_status) w.Bytes(members.status_cbor);
   return Status::Ok();
 }
 

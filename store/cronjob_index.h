@@ -41,6 +41,7 @@
 #include <unordered_map>
 
 #include "model/decision.h"
+#include "model/inputs.h"
 #include "model/json.h"
 #include "model/result.h"
 
@@ -72,9 +73,12 @@ inline constexpr uint8_t kSlotLiteral = 2;
 // The slots of a Job object that are present as strings (null where not). Pointers into `job`.
 std::array<std::string*, kSlotCount> FindSlots(model::Json& job);
 
-// The template of a Job object (its CBOR with the slots blanked), appended to `*cbor`. `job` is
-// unchanged afterwards (its slot strings are swapped out and back).
-void AppendJobTemplate(model::Json& job, std::string* cbor);
+// The template of a Job object from its CBOR as the decision record stores it, without decoding
+// it: in `*template_cbor` the CBOR of the object with its slots' strings blanked (""), and the
+// slots' strings, viewing `job_cbor` (nullopt where FindSlots finds none). False when the CBOR is
+// not in the form the record's encoder writes (the caller then keeps the object inline).
+using CborSlots = std::array<std::optional<std::string_view>, kSlotCount>;
+bool TemplateOfCbor(std::string_view job_cbor, std::string* template_cbor, CborSlots* slots);
 uint64_t TemplateId(std::string_view template_cbor);
 std::string TemplateValue(std::string_view template_cbor);
 // A template value decoded; Corruption when malformed or of an unknown version.
@@ -148,10 +152,15 @@ struct TemplateWriterStats {
 // looked up again by the next unit that uses it (and Put again if missing).
 class JobTemplateWriter {
  public:
-  // Encodes the v2 value of `d` into `*out`. `unit` identifies the unit of work (one WriteBatch):
-  // a template Put for an earlier unit is looked up in `store` again. d's Json members are moved
-  // out and back, its slot strings swapped out and back: `d` is unchanged afterwards.
-  Status Encode(model::Decision& d, uint64_t unit, TemplateStore& store, std::string* out);
+  // Encodes the v2 value of the decision record whose Json members are null in `d` and stored as
+  // `members` (model::DecodeDecisionRecordParts of the record) into `*out`, copying the members'
+  // bytes and taking the Job object's template from them without decoding them. `unit`
+  // identifies the unit of work (one WriteBatch): a template Put for an earlier unit is looked up
+  // in `store` again.
+  Status EncodeStored(const model::Decision& d, const model::DecisionMembers& members,
+                      uint64_t unit, TemplateStore& store, std::string* out);
+  // EncodeStored of `d`'s record (model::EncodeDecisionRecord). `d` is unchanged.
+  Status Encode(const model::Decision& d, uint64_t unit, TemplateStore& store, std::string* out);
   const TemplateWriterStats& stats() const { return stats_; }
 
  private:
@@ -170,9 +179,9 @@ class JobTemplateWriter {
 
   // What is remembered is forgotten at once when the templates held exceed this many bytes.
   static constexpr size_t kMaxBytes = size_t{64} << 20;
-  std::unordered_map<std::string, Entry> by_cron_job_;       // key: ns "\0" name
-  size_t bytes_ = 0;                                         // of the entries' keys and templates
-  std::string key_, record_, template_cbor_, cbor_, value_;  // reused buffers
+  std::unordered_map<std::string, Entry> by_cron_job_;         // key: ns "\0" name
+  size_t bytes_ = 0;                                           // of the entries' keys and templates
+  std::string key_, record_, stored_, template_cbor_, value_;  // reused buffers
   TemplateWriterStats stats_;
 };
 

@@ -28,6 +28,8 @@ struct RocksDbLedger::Writer {
   bool done = false;
   std::condition_variable cv;
   ChunkLookup chunks;  // of the unit's raw values (FindStoredChunks)
+  // The unit's decision records as written (AddUnit), for the audit indexer.
+  std::vector<std::string> decision_records;
 };
 
 namespace {
@@ -634,12 +636,13 @@ Result<CommitResult> RocksDbLedger::Commit(UnitOfWork unit) {
 
 void RocksDbLedger::HandOffToIndexerLocked(Group* g) {
   {
-    std::lock_guard<std::mutex> i(index_mu_);
+    std::lock_guard<std::mutex> indexer(index_mu_);
     for (Writer* w : g->writers) {
-      for (model::Decision& d : w->unit->decisions) {
+      for (size_t i = 0; i < w->decision_records.size(); ++i) {
         // Beyond the bound the indexer reads them back from the log.
-        if (index_queue_.size() >= kMaxIndexQueue) break;
-        index_queue_.push_back(std::move(d));
+        if (index_queue_bytes_ >= kMaxIndexQueueBytes) break;
+        index_queue_bytes_ += w->decision_records[i].size();
+        index_queue_.emplace_back(w->unit->decisions[i].seq, std::move(w->decision_records[i]));
       }
     }
     index_target_ = g->next.last_decision_seq;
@@ -739,7 +742,7 @@ std::unique_lock<std::mutex> RocksDbLedger::ExcludeCommits() {
   return maintenance;
 }
 
-Status RocksDbLedger::AddUnit(const Writer& writer, ViewStore* overlay, rocksdb::WriteBatch* batch,
+Status RocksDbLedger::AddUnit(Writer& writer, ViewStore* overlay, rocksdb::WriteBatch* batch,
                               Counters* next, CommitResult* result, Time now) {
   UnitOfWork* unit = writer.unit;
   auto put = [batch, this](Cf cf, const std::string& key, std::string_view value) {
@@ -791,9 +794,9 @@ Status RocksDbLedger::AddUnit(const Writer& writer, ViewStore* overlay, rocksdb:
       d.cause.tick_seq = last_tick_seq;
       if (d.cause.input_seq == 0) d.cause.input_seq = last_tick_seq - 1;
     }
-    record.clear();
-    model::EncodeDecisionRecord(d, &record);
-    CL_RETURN_IF_ERROR(put(kDecisionsCf, keys::Be64(d.seq), record));
+    std::string& stored = writer.decision_records.emplace_back();
+    model::EncodeDecisionRecord(d, &stored);
+    CL_RETURN_IF_ERROR(put(kDecisionsCf, keys::Be64(d.seq), stored));
   }
   for (auto& q : unit->quarantine) {
     q.id = ++next->last_quarantine_id;

@@ -151,8 +151,8 @@ class RocksDbLedger final : public Ledger {
       const std::function<bool(uint64_t, const model::WatchEventRef&)>& fn);
   // Appends `unit` to `batch`, advancing `next` and filling `result`. Reads the view through
   // `overlay`, which holds the group's earlier writes.
-  Status AddUnit(const Writer& writer, ViewStore* overlay, rocksdb::WriteBatch* batch,
-                 Counters* next, CommitResult* result, Time now);
+  Status AddUnit(Writer& writer, ViewStore* overlay, rocksdb::WriteBatch* batch, Counters* next,
+                 CommitResult* result, Time now);
   // Raw format 3 (store/raw_chunks.h). On the committing caller's thread: the chunks of `unit`
   // that the store holds already though they are not known yet (looked up, into *lookup). In the
   // commit leader: puts a prepared raw value into `batch`, with those of its chunks that are
@@ -192,11 +192,12 @@ class RocksDbLedger final : public Ledger {
   Status StartIndexer();
   void StopIndexer();
   void IndexLoop();
-  // Under mu_, after group `g` is written: its decisions go to the indexer (moved, not copied).
+  // Under mu_, after group `g` is written: its decision records go to the indexer (moved).
   void HandOffToIndexerLocked(Group* g);
-  static constexpr size_t kMaxIndexQueue = 16384;
-  // Writes the index entries of `ds` (consecutive seqs) and the watermark in one batch.
-  Status IndexBatch(std::vector<model::Decision>* ds);
+  static constexpr size_t kMaxIndexQueueBytes = size_t{64} << 20;
+  // Writes the index entries of `records` (seq, the decision record as stored; consecutive seqs)
+  // and the watermark in one batch.
+  Status IndexBatch(const std::vector<std::pair<uint64_t, std::string>>& records);
   // The seq the audit index covers at `snapshot`; nullopt for a store whose index was written in
   // its commits (no watermark: it covers every decision).
   Result<std::optional<uint64_t>> IndexedThroughAt(const rocksdb::Snapshot* snapshot);
@@ -283,17 +284,19 @@ class RocksDbLedger final : public Ledger {
   CommitStats stats_;   // guarded by mu_
   // Held while a group prepares; Rebuild(repair) and retention take it through ExcludeCommits().
   std::mutex maintenance_mu_;
-  // The audit indexer. The queue holds committed decisions handed over by the commit (at most
-  // kMaxIndexQueue; beyond that the indexer reads them back from the decision log). Guarded by
-  // index_mu_ (taken after mu_, never before it).
+  // The audit indexer. The queue holds committed decision records handed over by the commit (at
+  // most kMaxIndexQueueBytes; beyond that the indexer reads them back from the decision log).
+  // Guarded by index_mu_ (taken after mu_, never before it).
   std::mutex index_mu_;
   std::condition_variable index_cv_;    // work arrived, or stop
   std::condition_variable indexed_cv_;  // indexed_through_ advanced, or the indexer failed
-  std::deque<model::Decision> index_queue_;
+  std::deque<std::pair<uint64_t, std::string>> index_queue_;  // (seq, the record as stored)
+  size_t index_queue_bytes_ = 0;
   uint64_t index_target_ = 0;     // the last committed decision seq
   uint64_t indexed_through_ = 0;  // the watermark written last
   bool index_stopping_ = false;
-  Status index_status_;  // a failed index write: the ledger writes nothing more
+  bool index_sync_wanted_ = false;  // SyncAuditIndex waits: index without lingering
+  Status index_status_;             // a failed index write: the ledger writes nothing more
   std::thread index_thread_;
   // The CronJob index values' Job templates (store/cronjob_index.h) and the batches written so
   // far: used by the indexer thread only.
