@@ -298,18 +298,17 @@ Status RocksDbLedger::TailDecisions(const rocksdb::Snapshot* snapshot,
   Status status;
   uint64_t read = 0;
   CL_RETURN_IF_ERROR(ScanDecisionBytesAt(snapshot, *through + 1, [&](uint64_t, std::string_view b) {
-    auto d = model::DecodeDecisionRecord(b);
+    // The query's terms are in the record part: the Json members are decoded only for a match
+    // that wants them.
+    model::DecisionMembers members;
+    auto d = model::DecodeDecisionRecordParts(b, &members);
+    if (d.ok() && match(*d) && !summary) d = model::DecodeDecisionRecord(b);
     if (!d.ok()) {
       status = d.status();
       return false;
     }
     ++read;
-    if (!match(*d)) return true;
-    if (summary) {
-      d->job_object = nullptr;
-      d->status = nullptr;
-    }
-    out->push_back(std::move(*d));
+    if (match(*d)) out->push_back(std::move(*d));
     return true;
   }));
   tail_reads_.fetch_add(read, std::memory_order_relaxed);

@@ -205,6 +205,8 @@ void Build(const std::vector<store::Ledger*>& ledgers, const Shape& s,
                    static_cast<unsigned long long>(total), Seconds(start));
     }
   }
+  // The audit index follows the commits on its own thread: the build ends when it holds them all.
+  for (store::Ledger* ledger : ledgers) Check(ledger->SyncAuditIndex(), "audit index");
   std::printf("store built: %llu decisions in %.1f s (%.0f decisions/s)\n",
               static_cast<unsigned long long>(total), Seconds(start),
               static_cast<double>(total) / Seconds(start));
