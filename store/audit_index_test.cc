@@ -7,6 +7,7 @@
 #include <rocksdb/db.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -761,7 +762,10 @@ TEST(AuditIndexerTest, QueriesSeeTheDecisionsTheIndexHasNotReached) {
   LedgerOptions o;
   o.path = dir.path();
   o.sync = SyncMode::kNone;
-  o.before_index_batch = [&] { gate.Wait(); };
+  o.before_index_batch = [&] {
+    gate.Wait();
+    return Status::Ok();
+  };
   auto l = testing::OpenTestLedger(o);
   struct Release {
     IndexGate& gate;
@@ -804,6 +808,50 @@ TEST(AuditIndexerTest, QueriesSeeTheDecisionsTheIndexHasNotReached) {
     EXPECT_EQ(Ask(*ro), want);
     EXPECT_EQ(ro->DecisionReads().tail_reads - before.tail_reads, 0u);
   }
+}
+
+// A failed index write fails the ledger as a failed commit does: the commits after it fail until
+// it is reopened; queries still answer from the decision log; the reopened ledger indexes again.
+TEST(AuditIndexerTest, AFailedIndexWriteFailsTheLedgerUntilReopened) {
+  TempDir dir;
+  std::atomic<bool> fail{false};
+  LedgerOptions o;
+  o.path = dir.path();
+  o.sync = SyncMode::kNone;
+  o.before_index_batch = [&] {
+    return fail.load() ? Status::IoError("injected index write failure") : Status::Ok();
+  };
+  std::vector<model::Decision> logged;
+  {
+    auto l = testing::OpenTestLedger(o);
+    fail = true;
+    UnitOfWork u;
+    u.decisions = Decisions("a");
+    ASSERT_TRUE(l->Commit(std::move(u)).ok());
+    const Status synced = l->SyncAuditIndex();
+    EXPECT_NE(synced.ToString().find("injected index write failure"), std::string::npos)
+        << synced.ToString();
+    UnitOfWork later;
+    later.decisions = Decisions("b");
+    const auto refused = l->Commit(std::move(later));
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().ToString().find("injected index write failure"), std::string::npos)
+        << refused.status().ToString();
+    logged = Logged(*l);
+    ASSERT_EQ(logged.size(), 5u);
+    auto full = l->DecisionsByCronJob("ns", "a", kT0, At(10000), 0);
+    ASSERT_TRUE(full.ok());
+    EXPECT_EQ(*full, logged);  // from the decision log, past the watermark
+  }
+  fail = false;
+  auto l = testing::OpenTestLedger(o);
+  ASSERT_TRUE(l->SyncAuditIndex().ok());
+  const DecisionReadStats before = l->DecisionReads();
+  auto full = l->DecisionsByCronJob("ns", "a", kT0, At(10000), 0);
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(*full, logged);
+  EXPECT_EQ(l->DecisionReads().from_index - before.from_index, 5u);
+  EXPECT_TRUE(l->Rebuild(false)->differences.empty());
 }
 
 // What a crash leaves (decisions committed, their index batch lost with its watermark) is indexed

@@ -195,9 +195,10 @@ void RocksDbLedger::IndexLoop() {
       return index_stopping_ || index_sync_wanted_ ||
              index_target_ - indexed_through_ >= kIndexBatch;
     });
+    Status status;
     if (options_.before_index_batch) {
       l.unlock();
-      options_.before_index_batch();
+      status = options_.before_index_batch();
       l.lock();
     }
     const uint64_t next = indexed_through_ + 1;
@@ -207,9 +208,10 @@ void RocksDbLedger::IndexLoop() {
     };
     while (!index_queue_.empty() && index_queue_.front().first < next) pop();
     batch.clear();
-    Status status;
     uint64_t through = 0;
-    if (!index_queue_.empty() && index_queue_.front().first == next) {
+    if (!status.ok()) {
+      l.unlock();
+    } else if (!index_queue_.empty() && index_queue_.front().first == next) {
       while (!index_queue_.empty() && index_queue_.front().first == next + batch.size() &&
              batch.size() < kIndexBatch) {
         batch.push_back(std::move(index_queue_.front()));

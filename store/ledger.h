@@ -101,8 +101,9 @@ struct LedgerOptions {
   // test hold a write while the next group prepares, or fail it. Default: empty.
   std::function<Status()> group_write_hook;
   // Test hook: called by the audit indexer before each batch it indexes, outside the ledger's
-  // locks. Lets a test hold the index behind the commits. Default: empty.
-  std::function<void()> before_index_batch;
+  // locks; a non-OK status fails the batch as a failed index write would. Lets a test hold the
+  // index behind the commits, or fail it. Default: empty.
+  std::function<Status()> before_index_batch;
 };
 
 // Where a source has been read up to; committed in the same batch as the inputs it covers.
