@@ -331,6 +331,7 @@ Status RocksDbLedger::VerifyIndex(const rocksdb::Snapshot* snapshot, RebuildRepo
 
   // The expected entries of a run of decisions, compared with the stored ones in one MultiGet.
   std::vector<std::pair<std::string, std::string>> expected;
+  uint64_t missing = 0;              // expected entries the snapshot lacks
   std::vector<std::string> records;  // of the run
   std::vector<size_t> record_of;     // per expected entry
   auto compare = [&]() -> Status {
@@ -343,6 +344,7 @@ Status RocksDbLedger::VerifyIndex(const rocksdb::Snapshot* snapshot, RebuildRepo
     for (size_t i = 0; i < keys.size(); ++i) {
       const auto& [key, want] = expected[i];
       if (statuses[i].IsNotFound()) {
+        ++missing;
         report->differences.push_back({DescribeIndexKey(key), "", "present"});
         CL_RETURN_IF_ERROR(stored_put(key, want));
         continue;
@@ -394,8 +396,8 @@ Status RocksDbLedger::VerifyIndex(const rocksdb::Snapshot* snapshot, RebuildRepo
     CL_RETURN_IF_ERROR(stored_put(key, want));
   }
 
-  // Entries no decision has: every expected entry is stored now (or fixed), so any beyond their
-  // number is one; only then is each stored entry's decision read to find them.
+  // Entries no decision has: the snapshot holds every expected entry but the missing ones, so any
+  // beyond that number is one; only then is each stored entry's decision read to find them.
   uint64_t stored_entries = 0;
   {
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kAuditCf]));
@@ -404,7 +406,9 @@ Status RocksDbLedger::VerifyIndex(const rocksdb::Snapshot* snapshot, RebuildRepo
     }
     CL_RETURN_IF_ERROR(FromRocks(it->status(), "audit index scan"));
   }
-  if (stored_entries <= entries) return Status::Ok();
+  if (stored_entries <= entries - missing) return Status::Ok();
+  RebuiltTemplates scratch;  // the entries' keys alone are compared: any templates do
+  cronjob_index::JobTemplateWriter keys_only;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kAuditCf]));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     const std::string_view key = ToView(it->key());
@@ -414,8 +418,6 @@ Status RocksDbLedger::VerifyIndex(const rocksdb::Snapshot* snapshot, RebuildRepo
     if (keys::SeqOfIndexKey(key, &seq) && seq >= 1 && seq <= last) {
       auto bytes = GetRaw(kDecisionsCf, keys::Be64(seq), snapshot);
       if (bytes.ok()) {
-        RebuiltTemplates scratch;
-        cronjob_index::JobTemplateWriter keys_only;
         // A record that does not decode has no entries: every entry naming it is extra.
         (void)IndexEntries(keys_only, *bytes, 0, scratch, &value,
                            [&](std::string k, std::string_view) {

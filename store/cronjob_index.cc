@@ -148,15 +148,14 @@ class CborReader {
   const char* end_;
 };
 
-// In the map at the reader, the string value of each key of `wanted` that has one: its item's
-// [begin, end) in the CBOR (head included) and its text. A map entry whose value is a map and
-// whose key is `nested_key` is walked with `nested`. False when the CBOR is not as expected.
+// Where a slot's string is in the CBOR: its item's [begin, end) (head included) and its text.
 struct SlotAt {
   size_t begin = 0, end = 0;
   std::string_view text;
 };
 using CborSlotRanges = std::array<std::optional<SlotAt>, kSlotCount>;
 
+// The string at the reader, as the slot's value; any other item is skipped (not a slot).
 bool StringValue(CborReader& r, const char* base, std::optional<SlotAt>* slot) {
   const char* begin = r.pos();
   CborReader probe = r;
@@ -167,54 +166,23 @@ bool StringValue(CborReader& r, const char* base, std::optional<SlotAt>* slot) {
     r = probe;
     return true;
   }
-  return r.Skip();  // not a string: not a slot
+  return r.Skip();
 }
 
-bool MapHead(CborReader& r, uint64_t* n, bool* is_map) {
+// Calls value(key) for each entry of the map at the reader, with the reader at the entry's value
+// (which the call must read or skip). An item that is not a map is skipped. False when the CBOR is
+// not as expected or a call fails.
+template <typename F>
+bool ForEachMapEntry(CborReader& r, F&& value) {
   CborReader probe = r;
   uint8_t major = 0;
-  if (!probe.Head(&major, n)) return false;
-  *is_map = major == 5;
-  if (*is_map) r = probe;
-  return true;
-}
-
-bool WalkAnnotations(CborReader& r, const char* base, CborSlotRanges* slots) {
   uint64_t n = 0;
-  bool is_map = false;
-  if (!MapHead(r, &n, &is_map)) return false;
-  if (!is_map) return r.Skip();
+  if (!probe.Head(&major, &n)) return false;
+  if (major != 5) return r.Skip();
+  r = probe;
   for (uint64_t i = 0; i < n; ++i) {
     std::string_view key;
-    if (!r.Text(&key)) return false;
-    if (key == kScheduledTimestampAnnotation) {
-      if (!StringValue(r, base, &(*slots)[kSlotScheduledAnnotation])) return false;
-    } else if (!r.Skip()) {
-      return false;
-    }
-  }
-  return true;
-}
-
-bool WalkMetadata(CborReader& r, const char* base, CborSlotRanges* slots) {
-  uint64_t n = 0;
-  bool is_map = false;
-  if (!MapHead(r, &n, &is_map)) return false;
-  if (!is_map) return r.Skip();
-  for (uint64_t i = 0; i < n; ++i) {
-    std::string_view key;
-    if (!r.Text(&key)) return false;
-    bool ok = true;
-    if (key == "name") {
-      ok = StringValue(r, base, &(*slots)[kSlotName]);
-    } else if (key == "creationTimestamp") {
-      ok = StringValue(r, base, &(*slots)[kSlotCreationTimestamp]);
-    } else if (key == "annotations") {
-      ok = WalkAnnotations(r, base, slots);
-    } else {
-      ok = r.Skip();
-    }
-    if (!ok) return false;
+    if (!r.Text(&key) || !value(key)) return false;
   }
   return true;
 }
@@ -222,17 +190,22 @@ bool WalkMetadata(CborReader& r, const char* base, CborSlotRanges* slots) {
 // FindSlots on a Job object's stored CBOR: the slots' items in the bytes.
 bool FindCborSlots(std::string_view cbor, CborSlotRanges* slots) {
   *slots = {};
+  const char* base = cbor.data();
   CborReader r(cbor);
-  uint64_t n = 0;
-  bool is_map = false;
-  if (!MapHead(r, &n, &is_map)) return false;
-  if (!is_map) return r.Skip() && r.done();
-  for (uint64_t i = 0; i < n; ++i) {
-    std::string_view key;
-    if (!r.Text(&key)) return false;
-    if (!(key == "metadata" ? WalkMetadata(r, cbor.data(), slots) : r.Skip())) return false;
-  }
-  return r.done();
+  auto annotations = [&](std::string_view key) {
+    if (key != kScheduledTimestampAnnotation) return r.Skip();
+    return StringValue(r, base, &(*slots)[kSlotScheduledAnnotation]);
+  };
+  auto metadata = [&](std::string_view key) {
+    if (key == "name") return StringValue(r, base, &(*slots)[kSlotName]);
+    if (key == "creationTimestamp") return StringValue(r, base, &(*slots)[kSlotCreationTimestamp]);
+    if (key == "annotations") return ForEachMapEntry(r, annotations);
+    return r.Skip();
+  };
+  auto job = [&](std::string_view key) {
+    return key == "metadata" ? ForEachMapEntry(r, metadata) : r.Skip();
+  };
+  return ForEachMapEntry(r, job) && r.done();
 }
 
 }  // namespace
@@ -396,15 +369,6 @@ void EncodeV1(model::Decision& d, std::string* out) {
   out->push_back(static_cast<char>(omitted));
   MembersMovedOut moved(d);
   model::EncodeDecisionRecord(d, out);
-}
-
-Status JobTemplateWriter::Encode(const model::Decision& d, uint64_t unit, TemplateStore& store,
-                                 std::string* out) {
-  stored_.clear();
-  model::EncodeDecisionRecord(d, &stored_);
-  model::DecisionMembers members;
-  CL_ASSIGN_OR_RETURN(model::Decision summary, model::DecodeDecisionRecordParts(stored_, &members));
-  return EncodeStored(summary, members, unit, store, out);
 }
 
 Status JobTemplateWriter::EncodeStored(const model::Decision& d,

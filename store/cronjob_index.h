@@ -159,8 +159,6 @@ class JobTemplateWriter {
   // in `store` again.
   Status EncodeStored(const model::Decision& d, const model::DecisionMembers& members,
                       uint64_t unit, TemplateStore& store, std::string* out);
-  // EncodeStored of `d`'s record (model::EncodeDecisionRecord). `d` is unchanged.
-  Status Encode(const model::Decision& d, uint64_t unit, TemplateStore& store, std::string* out);
   const TemplateWriterStats& stats() const { return stats_; }
 
  private:
@@ -179,9 +177,9 @@ class JobTemplateWriter {
 
   // What is remembered is forgotten at once when the templates held exceed this many bytes.
   static constexpr size_t kMaxBytes = size_t{64} << 20;
-  std::unordered_map<std::string, Entry> by_cron_job_;         // key: ns "\0" name
-  size_t bytes_ = 0;                                           // of the entries' keys and templates
-  std::string key_, record_, stored_, template_cbor_, value_;  // reused buffers
+  std::unordered_map<std::string, Entry> by_cron_job_;  // key: ns "\0" name
+  size_t bytes_ = 0;                                    // of the entries' keys and templates
+  std::string key_, record_, template_cbor_, value_;    // reused buffers
   TemplateWriterStats stats_;
 };
 
