@@ -3,7 +3,8 @@
 // The controller loop: upstream event handlers (docs/semantics.md §2) over the ledger's view, a
 // rate-limited work queue with timers, workers with per-key exclusivity, and the outbox discipline
 // of docs/design.md rule 3. One reconcile pass of a key:
-//   1. read the CronJob and its Jobs from the ledger view (one snapshot) and its accounting state;
+//   1. read the CronJob and its Jobs from the view in memory (typed_view.h) and its accounting
+//      state;
 //   2. read the wall clock once; record a Tick (rule 1), committed in the unit of the first intent
 //      (or of step 4 when the pass makes no call), so it is durable before anything it causes;
 //   3. run reconciler::Decide; before performing a mutating call (create/delete/updateStatus),

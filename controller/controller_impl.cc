@@ -44,7 +44,9 @@ Status ControllerImpl::Init() {
                                                options_.decide.history_cleanup ? "true" : "false"});
   // The zone's IANA name (checked by Open), not Local()->name(), which is always "Local".
   unit.inputs.emplace_back(model::ConfigChange{now, "localTimeZone", options_.local_time_zone});
-  return ledger_.Commit(std::move(unit)).status();
+  CL_RETURN_IF_ERROR(ledger_.Commit(std::move(unit)).status());
+  // What earlier runs ingested: from here on, every watch event comes through Ingest.
+  return view_.Load(ledger_);
 }
 
 Status ControllerImpl::EnqueueAll() {
@@ -102,26 +104,15 @@ void ControllerImpl::TrackExpected(const std::string& key, const PassReport& rep
 
 std::shared_ptr<const reconciler::Schedule> ControllerImpl::ScheduleOf(
     const std::string& key) const {
-  std::optional<Prior> known;
-  {
-    std::lock_guard lock(ingest_mu_);
-    known = FindKnown(model::ObjectKind::kCronJob, key);
-  }
-  if (!known) {
-    const size_t slash = key.find('/');
-    if (slash == std::string::npos) return nullptr;
-    auto obj =
-        ledger_.GetObject(model::ObjectKind::kCronJob, key.substr(0, slash), key.substr(slash + 1));
-    if (!obj.ok()) return nullptr;
-    model::WatchEvent stored;
-    stored.type = model::WatchEventType::kModified;
-    stored.kind = model::ObjectKind::kCronJob;
-    stored.raw = std::move(obj->raw);
-    known = PriorOf(stored);
-  }
-  if (!known || !known->decoded) return nullptr;
+  const size_t slash = key.find('/');
+  if (slash == std::string::npos) return nullptr;
+  const TypedView::ObjectPtr object =
+      view_.Find(model::ObjectKind::kCronJob, std::string_view(key).substr(0, slash),
+                 std::string_view(key).substr(slash + 1));
+  if (object == nullptr || !object->cron_job) return nullptr;
+  const model::CronJobSpec& spec = object->cron_job->spec;
   auto schedule =
-      schedule_memo_.Get(reconciler::FormatSchedule(known->schedule, known->time_zone).text, tzdb_);
+      schedule_memo_.Get(reconciler::FormatSchedule(spec.schedule, spec.time_zone).text, tzdb_);
   return schedule.ok() ? std::move(*schedule) : nullptr;
 }
 

@@ -6,7 +6,6 @@
 // describes the records a pass leaves in the ledger.
 
 #include <atomic>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "controller/controller.h"
+#include "controller/typed_view.h"
 #include "reconciler/invalid_object.h"
 #include "reconciler/schedule.h"
 #include "reconciler/schedule_memo.h"
@@ -64,65 +64,35 @@ class ControllerImpl final : public Controller {
   ControllerStats Stats() const override;
 
  private:
-  // A uid as the handlers keep it: 16 bytes instead of a 36-character heap string. A canonical
-  // lowercase UUID (what Kubernetes assigns) is stored exactly; any other string, as a 128-bit
-  // hash. The handlers only compare uids for equality.
-  struct Uid {
-    uint64_t hi = 0;
-    uint64_t lo = 0;
-    static Uid Of(std::string_view uid);
-    friend bool operator==(const Uid&, const Uid&) = default;
-  };
-  // An object as the view held it before an ingested event (controller_handlers.cc).
-  struct Prior {
-    std::string resource_version;
-    std::string owner_name;
-    Uid owner_uid;
-    std::string schedule;
-    std::optional<std::string> time_zone;
-    Uid uid;
-    bool decoded = false;  // CronJobs: schedule/time_zone come from a decodable object
-  };
-  // What is kept per object between events (the facts of Prior that apply to its kind).
-  struct KnownCronJob {
-    std::string resource_version;
-    Uid uid;
-    std::string schedule;
-    std::optional<std::string> time_zone;
-    bool decoded = false;
-  };
-  struct KnownJob {
-    std::string resource_version;
-    std::string owner_name;
-    Uid owner_uid;
-    Uid uid;
-  };
-  using ObjectKey = std::pair<model::ObjectKind, std::string>;
-
   // --- docs/semantics.md §2 handlers (controller_handlers.cc)
-  // Commits `events` (appended to unit.inputs) with the rest of `unit`, then handles them.
+  // Commits `events` (appended to unit.inputs) with the rest of `unit`, folds them into view_,
+  // then handles them.
   Result<store::CommitResult> IngestEvents(std::vector<model::WatchEvent> events,
                                            store::UnitOfWork unit);
-  Result<std::optional<Prior>> ReadPrior(const model::WatchEvent& ev);
-  static std::optional<Prior> PriorOf(const model::WatchEvent& ev);
-  void HandleCronJob(const model::WatchEvent& ev, const std::optional<Prior>& prior,
-                     const std::optional<Prior>& current);
-  void Remember(const model::WatchEvent& ev, std::optional<Prior> state);
-  void HandleJob(const model::WatchEvent& ev, const std::optional<Prior>& prior);
-  void EnqueueOwner(const std::string& ns, const std::string& owner_name, const Uid& owner_uid,
-                    std::string_view why);
-  std::optional<Prior> FindKnown(model::ObjectKind kind, const std::string& key) const;
+  void HandleCronJob(const model::WatchEvent& ev, const TypedView::Change& change);
+  void HandleJob(const model::WatchEvent& ev, const TypedView::Change& change);
+  void EnqueueOwner(const std::string& ns, const std::string& owner_name,
+                    const std::string& owner_uid, std::string_view why);
 
   // --- one pass (reconcile_pass.cc)
   struct PassContext {
     std::string key, ns, name, uid, why;
     uint64_t tick_seq = 0;
-    uint64_t view_seq = 0;  // the last input folded into the view the pass read
-    // Set instead of in.cron_job when the stored CronJob does not decode (then in.jobs stays
-    // empty).
+    uint64_t view_seq = 0;   // every watch event up to this seq is in the view the pass read
+    TypedView::Family view;  // what the pass read; kept while it decides
+    // Set when the CronJob's bytes do not decode, or one of its Jobs' (then jobs stays empty).
     std::optional<reconciler::InvalidCronJob> invalid;
-    bool has_state = false;    // in.accounting is a completed pass's (the state blob, same uid)
-    reconciler::SyncInput in;  // what Decide reads
+    std::vector<const model::Job*> jobs;  // the view's decoded Jobs
+    // The CronJob decoded whole from its bytes, once the pass writes its status (the body of
+    // that call is the whole object); until then the view's decoded fields.
+    std::optional<model::CronJob> whole;
+    bool has_state = false;  // accounting is a completed pass's (the state blob, same uid)
+    model::AccountingState accounting;
+    std::vector<model::ApiOutcome> outcomes;  // of the calls made so far
+    Time now;
+    reconciler::DecideOptions options;
+    // What Decide reads, over the fields above.
+    reconciler::SyncInputRef Input(const model::TimeZoneDb& tzdb) const;
   };
   PassReport RunPass(const std::string& key, const std::string& why);
   // Reads the view and the accounting state and reads the clock (the Tick is committed with the
@@ -140,7 +110,8 @@ class ControllerImpl final : public Controller {
   // this uid (never reconciled, or a CronJob of the same name before it).
   Result<std::optional<model::AccountingState>> LoadAccounting(const std::string& key,
                                                                const std::string& uid);
-  // The CronJob and its Jobs into ctx (in.cron_job and in.jobs, or invalid; view_seq).
+  // The CronJob's family from view_ into ctx (view, jobs or invalid, view_seq); NotFound when
+  // the view has no such CronJob.
   Status ReadView(PassContext& ctx);
 
   // --- queue plumbing (controller_impl.cc)
@@ -156,18 +127,10 @@ class ControllerImpl final : public Controller {
   // with and without it).
   mutable reconciler::ScheduleMemo schedule_memo_;
   WorkQueue queue_;
-  // One Ingest at a time: priors are read before their commit. Stats() takes it to read a
-  // CronJob's schedule.
-  mutable std::mutex ingest_mu_;
-  // What the handlers need of every object the view holds, as of the last committed Ingest
-  // (guarded by ingest_mu_). The same facts ReadPrior reads from the ledger's view, kept here so
-  // that handling an event costs no ledger read and no second JSON parse. Objects ingested before
-  // this process started are read from the ledger once (a miss), then kept.
-  // Keyed by "ns/name"; a compact form (Uid, no unused fields) because it holds an entry for
-  // every CronJob and every Job the view holds (with the default history limits, up to four Jobs
-  // per CronJob).
-  std::unordered_map<std::string, KnownCronJob> known_cron_jobs_;
-  std::unordered_map<std::string, KnownJob> known_jobs_;
+  // One Ingest at a time, so that view_ folds the units in commit order.
+  std::mutex ingest_mu_;
+  // The ledger's view, decoded (typed_view.h): what passes read and the handlers compare.
+  TypedView view_;
   std::vector<std::thread> workers_;
 
   // --- unaccounted fire times (controller_impl.cc, ControllerStats::unaccounted_fire_times)
@@ -180,7 +143,7 @@ class ControllerImpl final : public Controller {
   // After a pass: an error keeps what the last good pass expected; a requeue replaces it;
   // anything else (the CronJob is gone, suspended, or has no next fire time) drops it.
   void TrackExpected(const std::string& key, const PassReport& report);
-  // The CronJob's schedule as the handlers know it (or as the view holds it), parsed.
+  // The CronJob's schedule as the view holds it, parsed; null when it has none that parses.
   std::shared_ptr<const reconciler::Schedule> ScheduleOf(const std::string& key) const;
   mutable std::mutex expecting_mu_;
   std::unordered_map<std::string, Expecting> expecting_;    // guarded by expecting_mu_

@@ -292,13 +292,14 @@ model::Json JobObject(const std::string& name, const std::string& uid, const std
 }
 
 // The CronJobs that got a pass since the last Take(), by name (a pass that changes nothing leaves
-// no Tick, docs/controller.md "Unrecorded passes", but every pass reads its CronJob's view).
+// no Tick, docs/controller.md "Unrecorded passes", but every pass of a CronJob the view holds reads
+// its accounting state).
 class PassesRun {
  public:
   explicit PassesRun(Harness& h) : h_(h) {}
   std::multiset<std::string> Take() {
     std::multiset<std::string> out;
-    for (const std::string& key : h_.ledger().TakeViewReads()) {
+    for (const std::string& key : h_.ledger().TakeStateReads()) {
       out.insert(key.substr(key.find('/') + 1));
     }
     return out;

@@ -16,7 +16,6 @@
 
 #include "controller/controller_impl.h"
 #include "model/api_call.h"
-#include "model/job_fields.h"
 #include "model/json.h"
 #include "reconciler/decide.h"
 #include "reconciler/invalid_object.h"
@@ -114,33 +113,43 @@ Result<std::optional<model::AccountingState>> ControllerImpl::LoadAccounting(
   return std::optional<model::AccountingState>(std::move(state.second));
 }
 
+reconciler::SyncInputRef ControllerImpl::PassContext::Input(const model::TimeZoneDb& tzdb) const {
+  reconciler::SyncInputRef in;
+  in.cron_job = whole ? &*whole : &*view.cron_job->cron_job;
+  in.jobs = jobs;
+  in.now = now;
+  in.options = options;
+  in.tzdb = &tzdb;
+  in.accounting = &accounting;
+  in.outcomes = outcomes;
+  return in;
+}
+
 Status ControllerImpl::ReadView(PassContext& ctx) {
-  CL_ASSIGN_OR_RETURN(store::CronJobViewRaw view, ledger_.ReadCronJobViewRaw(ctx.ns, ctx.name));
-  ctx.view_seq = view.last_input_seq;
-  const store::ObjectEntry& ce = view.cron_job.entry;
-  auto decoded = reconciler::DecodeStoredCronJob(view.cron_job.raw);
-  if (!decoded.ok()) {
+  std::optional<TypedView::Family> family = view_.Read(ctx.ns, ctx.name);
+  if (!family) return Status::NotFound("view: no CronJob " + ctx.key);
+  ctx.view = std::move(*family);
+  ctx.view_seq = ctx.view.view_seq;
+  const TypedView::Object& cj = *ctx.view.cron_job;
+  if (!cj.cron_job) {
     // Not an error of the pass: the pass records why it does not act on the CronJob
     // (reconciler/invalid_object.h). Its Jobs are not read.
-    ctx.invalid = reconciler::InvalidCronJob{model::CronJobRef{ce.namespace_, ce.name, ce.uid},
-                                             ce.source_seq, decoded.status().message()};
+    ctx.invalid = reconciler::InvalidCronJob{model::CronJobRef{ctx.ns, ctx.name, cj.uid},
+                                             cj.source_seq, cj.error};
     return Status::Ok();
   }
-  ctx.in.cron_job = std::move(*decoded);
-  ctx.in.jobs.reserve(view.jobs.size());
-  for (const store::ViewObject& obj : view.jobs) {
-    auto job = model::DecodeJobFields(obj.raw);  // what replay's passes read of it too
-    if (!job.ok()) {
+  ctx.jobs.reserve(ctx.view.jobs.size());
+  for (const TypedView::ObjectPtr& job : ctx.view.jobs) {
+    if (!job->job) {
       // Its CronJob's fire times cannot be evaluated without it: the pass records why it does
       // not act, as for a CronJob that does not decode (the first such Job by name).
-      const model::ObjectMeta& m = ctx.in.cron_job.metadata;
-      ctx.invalid = reconciler::InvalidCronJob{
-          model::CronJobRef{m.namespace_, m.name, m.uid}, obj.entry.source_seq,
-          reconciler::StoredJobError(obj.entry.name, job.status())};
-      ctx.in.jobs.clear();
+      const model::ObjectMeta& m = cj.cron_job->metadata;
+      ctx.invalid = reconciler::InvalidCronJob{model::CronJobRef{m.namespace_, m.name, m.uid},
+                                               job->source_seq, job->error};
+      ctx.jobs.clear();
       return Status::Ok();
     }
-    ctx.in.jobs.push_back(std::move(*job));
+    ctx.jobs.push_back(&*job->job);
   }
   return Status::Ok();
 }
@@ -161,23 +170,22 @@ Result<std::optional<ControllerImpl::PassContext>> ControllerImpl::BeginPass(
     return std::optional<PassContext>();
   }
   CL_RETURN_IF_ERROR(read);
-  ctx.uid = ctx.invalid ? ctx.invalid->ref.uid : ctx.in.cron_job.metadata.uid;
+  ctx.uid = ctx.invalid ? ctx.invalid->ref.uid : ctx.view.cron_job->cron_job->metadata.uid;
   CL_ASSIGN_OR_RETURN(std::optional<model::AccountingState> accounting,
                       LoadAccounting(key, ctx.uid));
   ctx.has_state = accounting.has_value();
-  if (accounting) ctx.in.accounting = std::move(*accounting);
-  ctx.in.options = options_.decide;
-  ctx.in.options.schedule_memo = &schedule_memo_;
-  ctx.in.options.call_objects = reconciler::DecideOptions::CallObjects::kPending;
-  ctx.in.tzdb = &tzdb_;
-  ctx.in.now = wall_.Now();  // the one clock read of the pass, recorded in its Tick
+  if (accounting) ctx.accounting = std::move(*accounting);
+  ctx.options = options_.decide;
+  ctx.options.schedule_memo = &schedule_memo_;
+  ctx.options.call_objects = reconciler::DecideOptions::CallObjects::kPending;
+  ctx.now = wall_.Now();  // the one clock read of the pass, recorded in its Tick
   ++passes_;
   return std::optional<PassContext>(std::move(ctx));
 }
 
 reconciler::Step ControllerImpl::InvalidStep(const PassContext& ctx) {
   reconciler::Step step;
-  step.result = reconciler::DecideInvalidCronJob(*ctx.invalid, ctx.in.now, ctx.in.accounting);
+  step.result = reconciler::DecideInvalidCronJob(*ctx.invalid, ctx.now, ctx.accounting);
   return step;
 }
 
@@ -186,9 +194,22 @@ reconciler::Step ControllerImpl::InvalidStep(const PassContext& ctx) {
 // durable before its call is made.
 Result<reconciler::Step> ControllerImpl::PerformCalls(PassContext& ctx,
                                                       std::vector<model::Input>* unsent) {
-  reconciler::Step step = reconciler::Decide(ctx.in);
+  reconciler::Step step = reconciler::Decide(ctx.Input(tzdb_));
   while (step.next_call) {
-    if (ctx.in.outcomes.size() >= kMaxCallsPerPass) {
+    if (step.next_call->verb == model::ApiVerb::kUpdateStatus && !ctx.whole) {
+      // The body of a status write is the whole CronJob with its new status, which the view's
+      // decoded fields do not hold: decode the bytes whole and decide again. Decide decides the
+      // same over both forms; only the body differs.
+      auto whole = reconciler::DecodeStoredCronJob(ctx.view.cron_job->raw);
+      if (!whole.ok()) {
+        return Status::Internal("CronJob " + ctx.key +
+                                " decodes as fields but not whole: " + whole.status().ToString());
+      }
+      ctx.whole = std::move(*whole);
+      step = reconciler::Decide(ctx.Input(tzdb_));
+      continue;
+    }
+    if (ctx.outcomes.size() >= kMaxCallsPerPass) {
       return Status::Internal("reconcile pass made more than " + std::to_string(kMaxCallsPerPass) +
                               " API calls");
     }
@@ -196,16 +217,16 @@ Result<reconciler::Step> ControllerImpl::PerformCalls(PassContext& ctx,
     store::UnitOfWork unit;
     unit.inputs = std::move(*unsent);
     unsent->clear();
-    unit.inputs.emplace_back(IntentOf(call, ctx.in.now, ctx.tick_seq, ctx.in.outcomes.size()));
+    unit.inputs.emplace_back(IntentOf(call, ctx.now, ctx.tick_seq, ctx.outcomes.size()));
     CL_ASSIGN_OR_RETURN(store::CommitResult committed, ledger_.Commit(std::move(unit)));
     if (ctx.tick_seq == 0) ctx.tick_seq = committed.first_input_seq;  // the Tick led that unit
     // The pass goes on with what the ledger keeps of the answer, so that replay, which has only
     // that, decides as the pass did.
     model::ApiOutcome outcome = reconciler::RecordedOutcome(call, actuator_.Perform(call));
     ++api_calls_;
-    unsent->emplace_back(OutcomeOf(call, outcome, ctx.in.now, committed.last_input_seq));
-    ctx.in.outcomes.push_back(std::move(outcome));
-    step = reconciler::Decide(ctx.in);
+    unsent->emplace_back(OutcomeOf(call, outcome, ctx.now, committed.last_input_seq));
+    ctx.outcomes.push_back(std::move(outcome));
+    step = reconciler::Decide(ctx.Input(tzdb_));
   }
   return step;
 }
@@ -220,7 +241,7 @@ Result<reconciler::Step> ControllerImpl::PerformCalls(PassContext& ctx,
 bool ControllerImpl::Unrecorded(const PassContext& ctx, const reconciler::SyncResult& result) {
   // Events and status writes need no test of their own: each event is a decision, and a status
   // write is a call.
-  if (ctx.invalid || !ctx.has_state || !ctx.in.outcomes.empty() || result.error) return false;
+  if (ctx.invalid || !ctx.has_state || !ctx.outcomes.empty() || result.error) return false;
   const std::string_view why = ctx.why;
   if (why != trigger::kJobAdd && why != trigger::kJobUpdate && why != trigger::kJobDelete &&
       why != trigger::kCronJobUpdate) {
@@ -229,7 +250,7 @@ bool ControllerImpl::Unrecorded(const PassContext& ctx, const reconciler::SyncRe
   for (const model::Decision& d : result.decisions) {
     if (d.action != model::DecisionAction::kRequeue) return false;
   }
-  return result.accounting == ctx.in.accounting;
+  return result.accounting == ctx.accounting;
 }
 
 // The last outcome, the decisions, the PassEnd and the state blob: one unit of work.
@@ -244,8 +265,8 @@ Status ControllerImpl::FinishPass(const PassContext& ctx, std::vector<model::Inp
   end.inputs = std::move(unsent);
   std::string accounting = model::AccountingStateBytes(result.accounting);
   end.controller_state.emplace_back(ctx.key, EncodeControllerStateBytes(ctx.uid, accounting));
-  end.inputs.emplace_back(model::PassEnd{ctx.in.now, ctx.tick_seq, ctx.view_seq, ctx.ns, ctx.name,
-                                         ctx.uid, static_cast<uint32_t>(ctx.in.outcomes.size()),
+  end.inputs.emplace_back(model::PassEnd{ctx.now, ctx.tick_seq, ctx.view_seq, ctx.ns, ctx.name,
+                                         ctx.uid, static_cast<uint32_t>(ctx.outcomes.size()),
                                          ResultName(result), std::move(accounting)});
   const size_t decision_count = result.decisions.size();
   end.decisions = std::move(result.decisions);
@@ -262,7 +283,7 @@ PassReport ControllerImpl::RunPass(const std::string& key, const std::string& wh
   PassContext& pass = **ctx;
   report.ran = true;
   std::vector<model::Input> unsent;
-  unsent.emplace_back(model::Tick{pass.in.now, pass.ns, pass.name, pass.why});
+  unsent.emplace_back(model::Tick{pass.now, pass.ns, pass.name, pass.why});
   auto step =
       pass.invalid ? Result<reconciler::Step>(InvalidStep(pass)) : PerformCalls(pass, &unsent);
   if (!step.ok()) return Failed(report, step.status());

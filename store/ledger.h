@@ -303,6 +303,10 @@ class Ledger {
   // CronJob is absent. Default: FailedPrecondition (not supported; the caller reads
   // ReadCronJobView instead).
   virtual Result<CronJobViewRaw> ReadCronJobViewRaw(std::string_view ns, std::string_view name);
+  // Every object the view holds, each entry with its raw bytes (CronJobs, then Jobs, by key), from
+  // one snapshot; stops at `fn`'s first error and returns it. Returns the last input seq of that
+  // snapshot. A reader that keeps its own copy of the view loads it with this.
+  virtual Result<uint64_t> ScanViewObjects(const std::function<Status(ViewObject object)>& fn) = 0;
   // The last resourceVersion seen for a resource ("batch/v1/CronJob"); NotFound when none.
   virtual Result<std::string> GetResourceVersion(std::string_view resource) = 0;
   // The controller state blob of a CronJob ("ns/name"); NotFound when none.

@@ -60,16 +60,21 @@ Result<ViewObject> RocksDbLedger::GetObjectAt(model::ObjectKind kind, std::strin
                       GetRaw(kViewCf, view_key::Object(kind, ns, name), snapshot));
   ViewObject obj;
   CL_ASSIGN_OR_RETURN(obj.entry, DecodeObjectEntry(bytes));
-  auto raw = GetRaw(kRawCf, keys::Be64(obj.entry.source_seq), snapshot);
+  CL_RETURN_IF_ERROR(ViewedRaw(obj.entry.source_seq, snapshot, &obj.raw));
+  return obj;
+}
+
+Status RocksDbLedger::ViewedRaw(uint64_t source_seq, const rocksdb::Snapshot* snapshot,
+                                std::string* out) {
+  auto raw = GetRaw(kRawCf, keys::Be64(source_seq), snapshot);
   if (!raw.ok()) {
     // Retention never prunes what the view points at, so a miss is corruption.
     return raw.status().IsNotFound()
                ? Status::Corruption("view points at missing raw bytes of seq " +
-                                    std::to_string(obj.entry.source_seq))
+                                    std::to_string(source_seq))
                : raw.status();
   }
-  CL_RETURN_IF_ERROR(DecodeRaw(obj.entry.source_seq, *raw, snapshot, &obj.raw));
-  return obj;
+  return DecodeRaw(source_seq, *raw, snapshot, out);
 }
 
 Result<ViewObject> RocksDbLedger::GetObject(model::ObjectKind kind, std::string_view ns,
@@ -205,6 +210,32 @@ Result<CronJobViewRaw> RocksDbLedger::ReadCronJobViewRaw(std::string_view ns,
     return Status::Corruption("ledger: bad meta last_input_seq");
   }
   return v;
+}
+
+Result<uint64_t> RocksDbLedger::ScanViewObjects(
+    const std::function<Status(ViewObject object)>& fn) {
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
+  const rocksdb::Snapshot* snapshot = scope.snapshot();
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot;
+  for (const char prefix_char : {view_key::kCronJobPrefix, view_key::kJobPrefix}) {
+    const std::string prefix(1, prefix_char);
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kViewCf]));
+    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+      ViewObject obj;
+      CL_ASSIGN_OR_RETURN(obj.entry, DecodeObjectEntry(ToView(it->value())));
+      CL_RETURN_IF_ERROR(ViewedRaw(obj.entry.source_seq, snapshot, &obj.raw));
+      CL_RETURN_IF_ERROR(fn(std::move(obj)));
+    }
+    CL_RETURN_IF_ERROR(FromRocks(it->status(), "view scan"));
+  }
+  uint64_t last_input_seq = 0;
+  auto last = GetRaw(kMetaCf, keys::kLastInputSeq, snapshot);
+  if (last.ok() && !keys::GetBe64(*last, &last_input_seq)) {
+    return Status::Corruption("ledger: bad meta last_input_seq");
+  }
+  return last_input_seq;
 }
 
 Result<std::string> RocksDbLedger::GetResourceVersion(std::string_view resource) {

@@ -56,6 +56,7 @@ class RocksDbLedger final : public Ledger {
   Result<std::vector<model::CronJob>> ListCronJobs() override;
   Result<CronJobView> ReadCronJobView(std::string_view ns, std::string_view name) override;
   Result<CronJobViewRaw> ReadCronJobViewRaw(std::string_view ns, std::string_view name) override;
+  Result<uint64_t> ScanViewObjects(const std::function<Status(ViewObject object)>& fn) override;
   Result<std::string> GetResourceVersion(std::string_view resource) override;
   Result<std::string> GetControllerState(std::string_view key) override;
 
@@ -219,6 +220,8 @@ class RocksDbLedger final : public Ledger {
   // The view entry of an object and its raw bytes.
   Result<ViewObject> GetObjectAt(model::ObjectKind kind, std::string_view ns, std::string_view name,
                                  const rocksdb::Snapshot* snapshot);
+  // The raw bytes a view entry points at (input `source_seq`'s).
+  Status ViewedRaw(uint64_t source_seq, const rocksdb::Snapshot* snapshot, std::string* out);
   // The names of the Jobs the view's owner index lists under `owner`, in key order.
   Result<std::vector<std::string>> OwnedJobNamesAt(std::string_view ns, std::string_view owner,
                                                    const rocksdb::Snapshot* snapshot);

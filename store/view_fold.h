@@ -1,10 +1,11 @@
 #pragma once
 
-// The fold of one watch event into the view, written once (store/ only): what an event does to
-// its resource's resourceVersion entry, to its object's entry and to the owner index. It runs over
-// two storages: any ViewStore (FoldWatchEvent: the commit's overlay over RocksDB, MemViewStore) and
-// FlatViewStore's own table (FlatViewStore::Fold: rebuild, replay), each through an accessor that
-// knows how to find, write and erase there. The accessor supplies:
+// The fold of one watch event into the view, written once: what an event does to its resource's
+// resourceVersion entry, to its object's entry and to the owner index. It runs over three
+// storages: any ViewStore (FoldWatchEvent: the commit's overlay over RocksDB, MemViewStore),
+// FlatViewStore's own table (FlatViewStore::Fold: rebuild, replay) and the controller's decoded
+// view (controller/typed_view.h), each through an accessor that knows how to find, write and erase
+// there. The accessor supplies:
 //
 //   void PutResourceVersion(const model::WatchEventRef& ev, uint64_t seq);
 //   Result<bool> FindObject(const model::WatchEventRef& ev);  // true when the view holds it

@@ -2,8 +2,9 @@
 
 // Test code only. A Ledger that forwards to a real one, except that Commit() fails (IoError,
 // nothing written) for units a test-supplied predicate picks: leveldb's fail-the-Nth-write
-// environment, for the controller's crash and error paths. It also notes which CronJobs' views
-// were read: every pass reads its CronJob's view once, recorded or not.
+// environment, for the controller's crash and error paths. It also notes which CronJobs'
+// accounting states were read: every pass of a CronJob the view holds reads it once, recorded or
+// not.
 
 #include <functional>
 #include <memory>
@@ -35,24 +36,23 @@ class FailingLedger final : public store::testing::ForwardingLedger {
     return ForwardingLedger::Commit(std::move(unit));
   }
 
-  Result<store::CronJobViewRaw> ReadCronJobViewRaw(std::string_view ns,
-                                                   std::string_view name) override {
+  Result<std::string> GetControllerState(std::string_view key) override {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      view_reads_.push_back(std::string(ns) + "/" + std::string(name));
+      state_reads_.emplace_back(key);
     }
-    return ForwardingLedger::ReadCronJobViewRaw(ns, name);
+    return ForwardingLedger::GetControllerState(key);
   }
-  // "ns/name" of every view read since the last call.
-  std::vector<std::string> TakeViewReads() {
+  // "ns/name" of every accounting state read since the last call.
+  std::vector<std::string> TakeStateReads() {
     std::lock_guard<std::mutex> lock(mu_);
-    return std::exchange(view_reads_, {});
+    return std::exchange(state_reads_, {});
   }
 
  private:
   std::mutex mu_;
   Predicate fail_;
-  std::vector<std::string> view_reads_;
+  std::vector<std::string> state_reads_;
 };
 
 }  // namespace cronledger::controller::testing

@@ -40,6 +40,9 @@ class ForwardingLedger : public Ledger {
   Result<CronJobViewRaw> ReadCronJobViewRaw(std::string_view ns, std::string_view name) override {
     return base_.ReadCronJobViewRaw(ns, name);
   }
+  Result<uint64_t> ScanViewObjects(const std::function<Status(ViewObject object)>& fn) override {
+    return base_.ScanViewObjects(fn);
+  }
   Result<std::string> GetResourceVersion(std::string_view resource) override {
     return base_.GetResourceVersion(resource);
   }

@@ -1,0 +1,260 @@
+#include "controller/typed_view.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/job_fields.h"
+#include "reconciler/invalid_object.h"
+#include "store/test_util.h"
+
+namespace cronledger::controller {
+namespace {
+
+using model::ObjectKind;
+using model::WatchEventType;
+using store::testing::CronJobEvent;
+using store::testing::JobEvent;
+
+struct Name {
+  ObjectKind kind;
+  std::string ns, name;
+  friend auto operator<=>(const Name&, const Name&) = default;
+};
+
+// Every object of the ledger's view, by kind, namespace and name.
+std::map<Name, store::ViewObject> LedgerObjects(store::Ledger& ledger, uint64_t* last_seq) {
+  std::map<Name, store::ViewObject> out;
+  auto scanned = ledger.ScanViewObjects([&out](store::ViewObject o) {
+    Name n{o.entry.kind, o.entry.namespace_, o.entry.name};
+    out.emplace(std::move(n), std::move(o));
+    return Status::Ok();
+  });
+  EXPECT_TRUE(scanned.ok()) << scanned.status().ToString();
+  if (scanned.ok()) *last_seq = *scanned;
+  return out;
+}
+
+// `view` holds exactly the ledger's objects, each decoded as a pass reads its bytes, and gives
+// each CronJob the Jobs the ledger's view read gives it.
+void ExpectEqualsTheLedger(const TypedView& view, store::Ledger& ledger,
+                           const std::set<Name>& names, const std::string& where) {
+  uint64_t last_seq = 0;
+  const std::map<Name, store::ViewObject> objects = LedgerObjects(ledger, &last_seq);
+  ASSERT_EQ(view.ObjectCount(), objects.size()) << where;
+  for (const auto& [n, stored] : objects) {
+    const TypedView::ObjectPtr o = view.Find(n.kind, n.ns, n.name);
+    ASSERT_NE(o, nullptr) << where << " " << n.ns << "/" << n.name;
+    EXPECT_EQ(o->uid, stored.entry.uid) << where;
+    EXPECT_EQ(o->resource_version, stored.entry.resource_version) << where;
+    EXPECT_EQ(o->owner_name, stored.entry.owner_name) << where;
+    EXPECT_EQ(o->owner_uid, stored.entry.owner_uid) << where;
+    EXPECT_EQ(o->source_seq, stored.entry.source_seq) << where;
+    if (n.kind == ObjectKind::kCronJob) {
+      auto expected = model::DecodeCronJobFields(stored.raw);
+      ASSERT_EQ(o->cron_job.has_value(), expected.ok()) << where;
+      if (expected.ok()) {
+        EXPECT_EQ(o->cron_job->metadata.uid, expected->metadata.uid) << where;
+        EXPECT_EQ(o->cron_job->spec.schedule, expected->spec.schedule) << where;
+        EXPECT_EQ(model::EncodeCronJob(*o->cron_job), model::EncodeCronJob(*expected)) << where;
+      } else {
+        EXPECT_EQ(o->error, reconciler::StoredCronJobError(expected.status())) << where;
+      }
+      EXPECT_EQ(o->raw, stored.raw) << where;
+    } else {
+      auto expected = model::DecodeJobFields(stored.raw);
+      ASSERT_EQ(o->job.has_value(), expected.ok()) << where;
+      if (expected.ok()) {
+        EXPECT_EQ(o->job->metadata.uid, expected->metadata.uid) << where;
+        EXPECT_EQ(o->job->metadata.resource_version, expected->metadata.resource_version);
+      } else {
+        EXPECT_EQ(o->error, reconciler::StoredJobError(n.name, expected.status())) << where;
+      }
+    }
+  }
+  for (const Name& n : names) {
+    if (n.kind != ObjectKind::kCronJob) continue;
+    auto family = view.Read(n.ns, n.name);
+    auto raw = ledger.ReadCronJobViewRaw(n.ns, n.name);
+    ASSERT_EQ(family.has_value(), raw.ok()) << where << " " << n.name;
+    if (!family) continue;
+    EXPECT_EQ(family->cron_job->source_seq, raw->cron_job.entry.source_seq) << where;
+    ASSERT_EQ(family->jobs.size(), raw->jobs.size()) << where << " " << n.name;
+    for (size_t i = 0; i < raw->jobs.size(); ++i) {
+      EXPECT_EQ(family->jobs[i]->source_seq, raw->jobs[i].entry.source_seq) << where;
+    }
+  }
+}
+
+// A random stream of watch events over a few names: adds, updates, deletes of this incarnation
+// and of another one, deletes without a uid, Jobs that change owner or lose it, bytes that do not
+// decode, bookmarks.
+class EventStream {
+ public:
+  explicit EventStream(uint32_t seed) : rng_(seed) {}
+
+  model::WatchEvent Next() {
+    const uint32_t type = rng_() % 12;
+    const WatchEventType t = type < 3    ? WatchEventType::kAdded
+                             : type < 7  ? WatchEventType::kModified
+                             : type < 11 ? WatchEventType::kDeleted
+                                         : WatchEventType::kBookmark;
+    const std::string rv = std::to_string(++rv_);
+    if (t == WatchEventType::kBookmark) {
+      model::WatchEvent ev;
+      ev.type = t;
+      ev.kind = rng_() % 2 == 0 ? ObjectKind::kCronJob : ObjectKind::kJob;
+      ev.api_version = "batch/v1";
+      ev.resource_version = rv;
+      return ev;
+    }
+    const std::string ns = rng_() % 3 == 0 ? "prod" : "ns";
+    const std::string uid = "uid-" + std::to_string(rng_() % 2);
+    model::WatchEvent ev;
+    if (rng_() % 2 == 0) {
+      const std::string name = "cj-" + std::to_string(rng_() % 4);
+      names_.insert({ObjectKind::kCronJob, ns, name});
+      ev = CronJobEvent(t, ns, name, uid, rv);
+    } else {
+      const std::string name = "job-" + std::to_string(rng_() % 10);
+      const uint32_t owner = rng_() % 6;
+      names_.insert({ObjectKind::kJob, ns, name});
+      ev = owner >= 4 ? JobEvent(t, ns, name, uid, rv, "", "")
+                      : JobEvent(t, ns, name, uid, rv, "cj-" + std::to_string(owner),
+                                 "uid-" + std::to_string(rng_() % 2));
+    }
+    if (t == WatchEventType::kDeleted && rng_() % 4 == 0) ev.uid.clear();
+    if (rng_() % 9 == 0) ev.raw = R"({"metadata": {"name": 7}})";  // does not decode
+    return ev;
+  }
+  std::vector<model::WatchEvent> Unit() {
+    std::vector<model::WatchEvent> unit(1 + rng_() % 5);
+    for (model::WatchEvent& ev : unit) ev = Next();
+    return unit;
+  }
+  const std::set<Name>& names() const { return names_; }
+
+ private:
+  std::mt19937 rng_;
+  uint64_t rv_ = 0;
+  std::set<Name> names_;
+};
+
+// The view in memory is the ledger's view: folded unit by unit as the controller folds what it
+// commits, and loaded from the ledger at any point, it holds the same objects (decoded), the same
+// families and the same seq; each event's change names the object before and after it.
+TEST(TypedViewTest, FoldedAndLoadedItEqualsTheLedgersView) {
+  store::testing::TempDir dir;
+  store::LedgerOptions lo;
+  lo.path = dir.Sub("ledger");
+  lo.sync = store::SyncMode::kNone;
+  auto ledger = store::testing::OpenTestLedger(lo);
+  ASSERT_NE(ledger, nullptr);
+  TypedView view;
+  ASSERT_TRUE(view.Load(*ledger).ok());
+  EXPECT_EQ(view.ObjectCount(), 0u);
+  EventStream events(11);
+  for (int unit_no = 1; unit_no <= 400; ++unit_no) {
+    std::vector<model::WatchEvent> unit = events.Unit();
+    // The object each event finds: the one before it in the unit, else the view's.
+    std::map<Name, TypedView::ObjectPtr> before;
+    for (const model::WatchEvent& ev : unit) {
+      if (ev.type == WatchEventType::kBookmark) continue;
+      Name n{ev.kind, ev.namespace_, ev.name};
+      if (!before.contains(n)) before[n] = view.Find(ev.kind, ev.namespace_, ev.name);
+    }
+    store::UnitOfWork work;
+    work.inputs.assign(unit.begin(), unit.end());
+    auto committed = ledger->Commit(std::move(work));
+    ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+    const std::vector<TypedView::Change> changes =
+        view.Apply(unit, committed->first_input_seq, committed->last_input_seq);
+    ASSERT_EQ(changes.size(), unit.size());
+    for (size_t i = 0; i < unit.size(); ++i) {
+      const model::WatchEvent& ev = unit[i];
+      if (ev.type == WatchEventType::kBookmark) {
+        EXPECT_EQ(changes[i].prior, nullptr);
+        EXPECT_EQ(changes[i].current, nullptr);
+        continue;
+      }
+      TypedView::ObjectPtr& prior = before[{ev.kind, ev.namespace_, ev.name}];
+      EXPECT_EQ(changes[i].prior, prior) << "unit " << unit_no << " event " << i;
+      if (changes[i].current != nullptr && changes[i].current != prior) {
+        EXPECT_EQ(changes[i].current->source_seq, committed->first_input_seq + i);
+      }
+      prior = changes[i].current;
+    }
+    for (const auto& [n, object] : before) {
+      EXPECT_EQ(view.Find(n.kind, n.ns, n.name), object) << "unit " << unit_no;
+    }
+    const std::string where = "unit " + std::to_string(unit_no);
+    ExpectEqualsTheLedger(view, *ledger, events.names(), where);
+    auto family = view.Read("ns", "cj-0");
+    if (family) {
+      EXPECT_EQ(family->view_seq, committed->last_input_seq);
+    }
+    if (unit_no % 50 == 0) {
+      TypedView loaded;
+      ASSERT_TRUE(loaded.Load(*ledger).ok());
+      ExpectEqualsTheLedger(loaded, *ledger, events.names(), "loaded at " + where);
+      for (const Name& n : events.names()) {
+        if (n.kind != ObjectKind::kCronJob) continue;
+        auto f = loaded.Read(n.ns, n.name);
+        if (f) {
+          EXPECT_EQ(f->view_seq, committed->last_input_seq) << where;
+        }
+      }
+    }
+  }
+}
+
+// A family read stays what it was while ingest replaces and removes its objects.
+TEST(TypedViewTest, AReadFamilyOutlivesTheObjectsReplacingIt) {
+  store::testing::TempDir dir;
+  store::LedgerOptions lo;
+  lo.path = dir.Sub("ledger");
+  lo.sync = store::SyncMode::kNone;
+  auto ledger = store::testing::OpenTestLedger(lo);
+  ASSERT_NE(ledger, nullptr);
+  TypedView view;
+  ASSERT_TRUE(view.Load(*ledger).ok());
+  auto apply = [&](std::vector<model::WatchEvent> unit) {
+    store::UnitOfWork work;
+    work.inputs.assign(unit.begin(), unit.end());
+    auto committed = ledger->Commit(std::move(work));
+    ASSERT_TRUE(committed.ok());
+    view.Apply(unit, committed->first_input_seq, committed->last_input_seq);
+  };
+  apply({CronJobEvent(WatchEventType::kAdded, "ns", "cj", "u1", "1"),
+         JobEvent(WatchEventType::kAdded, "ns", "job-b", "j2", "2", "cj", "u1"),
+         JobEvent(WatchEventType::kAdded, "ns", "job-a", "j1", "3", "cj", "u1"),
+         JobEvent(WatchEventType::kAdded, "ns", "other", "j3", "4", "cj-2", "u9")});
+  auto family = view.Read("ns", "cj");
+  ASSERT_TRUE(family.has_value());
+  ASSERT_EQ(family->jobs.size(), 2u);  // by name, the other owner's Job not among them
+  EXPECT_EQ(family->jobs[0]->job->metadata.name, "job-a");
+  EXPECT_EQ(family->jobs[1]->job->metadata.name, "job-b");
+  const uint64_t seq = family->view_seq;
+  apply({CronJobEvent(WatchEventType::kDeleted, "ns", "cj", "u1", "5"),
+         JobEvent(WatchEventType::kModified, "ns", "job-a", "j1", "6", "cj-2", "u9")});
+  EXPECT_FALSE(view.Read("ns", "cj").has_value());
+  EXPECT_EQ(family->cron_job->cron_job->metadata.uid, "u1");
+  EXPECT_EQ(family->jobs[0]->job->metadata.resource_version, "3");
+  EXPECT_EQ(family->view_seq, seq);
+  auto other = view.Read("ns", "cj-2");
+  EXPECT_FALSE(other.has_value());  // Jobs name it, but the view has no such CronJob
+  apply({CronJobEvent(WatchEventType::kAdded, "ns", "cj-2", "u9", "7")});
+  other = view.Read("ns", "cj-2");
+  ASSERT_TRUE(other.has_value());
+  ASSERT_EQ(other->jobs.size(), 2u);
+  EXPECT_EQ(other->jobs[0]->job->metadata.name, "job-a");
+  EXPECT_EQ(other->jobs[1]->job->metadata.name, "other");
+}
+
+}  // namespace
+}  // namespace cronledger::controller
