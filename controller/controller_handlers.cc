@@ -2,6 +2,7 @@
 // to the ledger (docs/design.md rule 1). The "cache" the handlers consult is the view in memory
 // (typed_view.h), which the same commit feeds.
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <variant>
@@ -84,7 +85,7 @@ void ControllerImpl::HandleCronJob(const model::WatchEvent& ev, const TypedView:
     queue_.Add(key, trigger::kCronJobAdd);
     return;
   }
-  const std::optional<model::CronJob>& current = change.current->cron_job;
+  const std::shared_ptr<const model::CronJob>& current = change.current->cron_job;
   if (!current) {
     queue_.Add(key, trigger::kCronJobUpdate);  // cannot compare schedules: a plain update
     return;

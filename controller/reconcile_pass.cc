@@ -198,9 +198,11 @@ Result<reconciler::Step> ControllerImpl::PerformCalls(PassContext& ctx,
   while (step.next_call) {
     if (step.next_call->verb == model::ApiVerb::kUpdateStatus && !ctx.whole) {
       // The body of a status write is the whole CronJob with its new status, which the view's
-      // decoded fields do not hold: decode the bytes whole and decide again. Decide decides the
-      // same over both forms; only the body differs.
-      auto whole = reconciler::DecodeStoredCronJob(ctx.view.cron_job->raw);
+      // decoded fields do not hold: decode the bytes of the version the pass read whole and
+      // decide again. Decide decides the same over both forms; only the body differs.
+      CL_ASSIGN_OR_RETURN(const std::string raw,
+                          ledger_.GetInputRaw(ctx.view.cron_job->source_seq));
+      auto whole = reconciler::DecodeStoredCronJob(raw);
       if (!whole.ok()) {
         return Status::Internal("CronJob " + ctx.key +
                                 " decodes as fields but not whole: " + whole.status().ToString());

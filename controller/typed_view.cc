@@ -1,5 +1,6 @@
 #include "controller/typed_view.h"
 
+#include <memory>
 #include <mutex>
 #include <utility>
 
@@ -69,17 +70,16 @@ TypedView::ObjectPtr TypedView::Decode(const model::WatchEvent& ev, uint64_t seq
   if (ev.kind == model::ObjectKind::kCronJob) {
     auto cj = model::DecodeCronJobFields(ev.raw);
     if (cj.ok()) {
-      o->cron_job = std::move(*cj);
+      o->cron_job = std::make_shared<const model::CronJob>(std::move(*cj));
     } else {
       o->error = reconciler::StoredCronJobError(cj.status());
     }
-    o->raw = ev.raw;
   } else {
     o->owner_name = ev.owner_name;
     o->owner_uid = ev.owner_uid;
     auto job = model::DecodeJobFields(ev.raw);
     if (job.ok()) {
-      o->job = std::move(*job);
+      o->job = std::make_shared<const model::Job>(std::move(*job));
     } else {
       o->error = reconciler::StoredJobError(ev.name, job.status());
     }

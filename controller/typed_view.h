@@ -4,6 +4,7 @@
 // every CronJob and Job the view holds, decoded once, when the watch event that brought it is
 // committed, and the view's owner index. A pass reads its CronJob's family from here, with no
 // ledger read and no decode; the event handlers compare each event with the object it replaces.
+// The bytes stay in the ledger (Ledger::GetInputRaw of an object's source_seq).
 //
 // It changes only through the view's fold (store/view_fold.h), the same code that folds the
 // ledger's view, applied to each committed unit's watch events in commit order. So at `view_seq`
@@ -41,10 +42,10 @@ class TypedView {
     // Decoded as a pass reads it (model/job_fields.h: the typed fields, no JSON trees but a
     // CronJob's job template), or, when the bytes do not decode, the error every reader reports
     // (reconciler::StoredCronJobError / StoredJobError).
-    std::optional<model::CronJob> cron_job;
-    std::optional<model::Job> job;
+    // (Apart from the entry, so that an object holds only its own kind's type.)
+    std::shared_ptr<const model::CronJob> cron_job;
+    std::shared_ptr<const model::Job> job;
     std::string error;
-    std::string raw;  // CronJobs: the bytes, decoded whole for the body of a status write
   };
   using ObjectPtr = std::shared_ptr<const Object>;
 

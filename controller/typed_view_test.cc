@@ -57,7 +57,7 @@ void ExpectEqualsTheLedger(const TypedView& view, store::Ledger& ledger,
     EXPECT_EQ(o->source_seq, stored.entry.source_seq) << where;
     if (n.kind == ObjectKind::kCronJob) {
       auto expected = model::DecodeCronJobFields(stored.raw);
-      ASSERT_EQ(o->cron_job.has_value(), expected.ok()) << where;
+      ASSERT_EQ(o->cron_job != nullptr, expected.ok()) << where;
       if (expected.ok()) {
         EXPECT_EQ(o->cron_job->metadata.uid, expected->metadata.uid) << where;
         EXPECT_EQ(o->cron_job->spec.schedule, expected->spec.schedule) << where;
@@ -65,10 +65,12 @@ void ExpectEqualsTheLedger(const TypedView& view, store::Ledger& ledger,
       } else {
         EXPECT_EQ(o->error, reconciler::StoredCronJobError(expected.status())) << where;
       }
-      EXPECT_EQ(o->raw, stored.raw) << where;
+      auto raw = ledger.GetInputRaw(o->source_seq);
+      ASSERT_TRUE(raw.ok()) << where;
+      EXPECT_EQ(*raw, stored.raw) << where;
     } else {
       auto expected = model::DecodeJobFields(stored.raw);
-      ASSERT_EQ(o->job.has_value(), expected.ok()) << where;
+      ASSERT_EQ(o->job != nullptr, expected.ok()) << where;
       if (expected.ok()) {
         EXPECT_EQ(o->job->metadata.uid, expected->metadata.uid) << where;
         EXPECT_EQ(o->job->metadata.resource_version, expected->metadata.resource_version);

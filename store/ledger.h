@@ -307,6 +307,9 @@ class Ledger {
   // one snapshot; stops at `fn`'s first error and returns it. Returns the last input seq of that
   // snapshot. A reader that keeps its own copy of the view loads it with this.
   virtual Result<uint64_t> ScanViewObjects(const std::function<Status(ViewObject object)>& fn) = 0;
+  // The object bytes of watch event input `seq`, as received: NotFound when that input has none
+  // (another input, a bookmark, or bytes retention removed).
+  virtual Result<std::string> GetInputRaw(uint64_t seq) = 0;
   // The last resourceVersion seen for a resource ("batch/v1/CronJob"); NotFound when none.
   virtual Result<std::string> GetResourceVersion(std::string_view resource) = 0;
   // The controller state blob of a CronJob ("ns/name"); NotFound when none.

@@ -238,6 +238,15 @@ Result<uint64_t> RocksDbLedger::ScanViewObjects(
   return last_input_seq;
 }
 
+Result<std::string> RocksDbLedger::GetInputRaw(uint64_t seq) {
+  ReadScope scope(this);
+  CL_RETURN_IF_ERROR(scope.status());
+  CL_ASSIGN_OR_RETURN(std::string stored, GetRaw(kRawCf, keys::Be64(seq), scope.snapshot()));
+  std::string raw;
+  CL_RETURN_IF_ERROR(DecodeRaw(seq, stored, scope.snapshot(), &raw));
+  return raw;
+}
+
 Result<std::string> RocksDbLedger::GetResourceVersion(std::string_view resource) {
   ReadScope scope(this);
   CL_RETURN_IF_ERROR(scope.status());

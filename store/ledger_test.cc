@@ -5,6 +5,8 @@
 #include <chrono>
 #include <filesystem>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "store/keys.h"
 #include "store/test_util.h"
@@ -109,6 +111,62 @@ TEST(LedgerTest, ReadCronJobViewRawReadsEveryObjectsEntryAndRawBytes) {
   EXPECT_EQ(all->last_input_seq, 4u);
 
   EXPECT_TRUE(ledger->ReadCronJobViewRaw("ns", "missing").status().IsNotFound());
+}
+
+TEST(LedgerTest, ScanViewObjectsListsEveryObjectOfTheViewWithItsRawBytes) {
+  TempDir dir;
+  auto ledger = OpenLedger(dir.path());
+  ASSERT_TRUE(ledger->Commit(CronJobAWithTwoJobsAndAnotherOwnersJob()).ok());
+  UnitOfWork later;  // an object replaced and one removed: the view's versions, not the log's
+  later.inputs.push_back(JobEvent(WatchEventType::kModified, "ns", "a-1", "uj1", "5", "b"));
+  later.inputs.push_back(JobEvent(WatchEventType::kDeleted, "ns", "a-0", "uj0", "6", "a"));
+  ASSERT_TRUE(ledger->Commit(std::move(later)).ok());
+
+  std::vector<ViewObject> seen;
+  auto last = ledger->ScanViewObjects([&seen](ViewObject o) {
+    seen.push_back(std::move(o));
+    return Status::Ok();
+  });
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  EXPECT_EQ(*last, 6u);
+  ASSERT_EQ(seen.size(), 3u);  // CronJobs first, then Jobs, each by key
+  const std::vector<std::pair<model::ObjectKind, std::string>> expected = {
+      {model::ObjectKind::kCronJob, "a"},
+      {model::ObjectKind::kJob, "a-1"},
+      {model::ObjectKind::kJob, "b-0"}};
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].entry.kind, expected[i].first);
+    EXPECT_EQ(seen[i].entry.name, expected[i].second);
+    auto stored = ledger->GetObject(seen[i].entry.kind, "ns", seen[i].entry.name);
+    ASSERT_TRUE(stored.ok());
+    EXPECT_EQ(seen[i].entry, stored->entry);
+    EXPECT_EQ(seen[i].raw, stored->raw);
+  }
+  EXPECT_EQ(seen[1].entry.source_seq, 5u);
+
+  // Any watch event's bytes by its seq, the versions the view no longer holds too.
+  for (const ViewObject& o : seen) {
+    auto raw = ledger->GetInputRaw(o.entry.source_seq);
+    ASSERT_TRUE(raw.ok()) << raw.status().ToString();
+    EXPECT_EQ(*raw, o.raw);
+  }
+  auto replaced = ledger->GetInputRaw(2);  // a-1 before it changed owner
+  ASSERT_TRUE(replaced.ok());
+  EXPECT_EQ(*replaced, JobEvent(WatchEventType::kAdded, "ns", "a-1", "uj1", "2", "a").raw);
+  UnitOfWork tick;
+  tick.inputs.push_back(model::Tick{Time::FromUnix(1), "ns", "a", "timer"});
+  ASSERT_TRUE(ledger->Commit(std::move(tick)).ok());
+  EXPECT_TRUE(ledger->GetInputRaw(7).status().IsNotFound());   // not a watch event
+  EXPECT_TRUE(ledger->GetInputRaw(99).status().IsNotFound());  // no such input
+
+  // The callback's error stops the scan and is returned.
+  int calls = 0;
+  auto stopped = ledger->ScanViewObjects([&calls](ViewObject) {
+    ++calls;
+    return Status::Corruption("stop");
+  });
+  EXPECT_TRUE(stopped.status().IsCorruption());
+  EXPECT_EQ(calls, 1);
 }
 
 TEST(LedgerTest, ScanInputsReturnsEveryRecordTypeWithRawBytes) {

@@ -57,6 +57,7 @@ class RocksDbLedger final : public Ledger {
   Result<CronJobView> ReadCronJobView(std::string_view ns, std::string_view name) override;
   Result<CronJobViewRaw> ReadCronJobViewRaw(std::string_view ns, std::string_view name) override;
   Result<uint64_t> ScanViewObjects(const std::function<Status(ViewObject object)>& fn) override;
+  Result<std::string> GetInputRaw(uint64_t seq) override;
   Result<std::string> GetResourceVersion(std::string_view resource) override;
   Result<std::string> GetControllerState(std::string_view key) override;
 

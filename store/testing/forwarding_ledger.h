@@ -43,6 +43,7 @@ class ForwardingLedger : public Ledger {
   Result<uint64_t> ScanViewObjects(const std::function<Status(ViewObject object)>& fn) override {
     return base_.ScanViewObjects(fn);
   }
+  Result<std::string> GetInputRaw(uint64_t seq) override { return base_.GetInputRaw(seq); }
   Result<std::string> GetResourceVersion(std::string_view resource) override {
     return base_.GetResourceVersion(resource);
   }
