@@ -231,7 +231,9 @@ TEST(DecisionCodec, TheCanonicalArrayIsTheDumpOfTheTreesArray) {
     for (const Decision& d : ds) trees.push_back(ReferenceTree(d));
     std::string text = "{";
     AppendCanonicalDecisionArray(ds, &text);
-    EXPECT_EQ(text, "{" + DumpJson(trees)) << n;
+    std::string expected = "{";
+    expected += DumpJson(trees);
+    EXPECT_EQ(text, expected) << n;
     ds.push_back(Generated(g));
   }
 }

@@ -243,7 +243,9 @@ TEST(DecoderTest, NullFieldsAreAbsentAndNonControllerOwnersAreIgnored) {
 std::string Untyped(const std::string& object) {
   const std::string prefix = R"({"apiVersion":"batch/v1","kind":"CronJob",)";
   EXPECT_EQ(object.rfind(prefix, 0), 0u);
-  return "{" + object.substr(prefix.size());
+  std::string untyped = "{";
+  untyped += object.substr(prefix.size());
+  return untyped;
 }
 
 TEST(DecoderTest, TypedListItemsGetTheListsTypeInFrontOfTheirBytes) {

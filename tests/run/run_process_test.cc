@@ -233,7 +233,8 @@ class HandOverTest : public ::testing::TestWithParam<int> {
   }
   bool Holds(const Process& p) {
     const std::string h = Holder();
-    const std::string suffix = "_" + std::to_string(p.pid());
+    std::string suffix = "_";
+    suffix += std::to_string(p.pid());
     return h.size() > suffix.size() &&
            h.compare(h.size() - suffix.size(), suffix.size(), suffix) == 0;
   }
