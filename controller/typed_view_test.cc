@@ -82,14 +82,20 @@ void ExpectEqualsTheLedger(const TypedView& view, store::Ledger& ledger,
   for (const Name& n : names) {
     if (n.kind != ObjectKind::kCronJob) continue;
     auto family = view.Read(n.ns, n.name);
-    auto raw = ledger.ReadCronJobViewRaw(n.ns, n.name);
-    ASSERT_EQ(family.has_value(), raw.ok()) << where << " " << n.name;
+    auto stored = ledger.GetObject(ObjectKind::kCronJob, n.ns, n.name);
+    ASSERT_EQ(family.has_value(), stored.ok()) << where << " " << n.name;
     if (!family) continue;
-    EXPECT_EQ(family->cron_job->source_seq, raw->cron_job.entry.source_seq) << where;
-    ASSERT_EQ(family->jobs.size(), raw->jobs.size()) << where << " " << n.name;
-    for (size_t i = 0; i < raw->jobs.size(); ++i) {
-      EXPECT_EQ(family->jobs[i]->source_seq, raw->jobs[i].entry.source_seq) << where;
+    EXPECT_EQ(family->cron_job->source_seq, stored->entry.source_seq) << where;
+    // The Jobs of the ledger's view whose controller owner has the CronJob's name, by name.
+    std::vector<uint64_t> expected;
+    for (const auto& [job, stored_job] : objects) {
+      if (job.kind == ObjectKind::kJob && job.ns == n.ns && stored_job.entry.owner_name == n.name) {
+        expected.push_back(stored_job.entry.source_seq);
+      }
     }
+    std::vector<uint64_t> got;
+    for (const TypedView::ObjectPtr& job : family->jobs) got.push_back(job->source_seq);
+    EXPECT_EQ(got, expected) << where << " " << n.name;
   }
 }
 

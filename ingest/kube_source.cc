@@ -148,21 +148,16 @@ Result<std::vector<model::WatchEvent>> KnownObjects(store::Ledger& ledger,
                                                     std::string_view api_version,
                                                     model::ObjectKind kind) {
   // The view's entries hold each object's decoded fields and its bytes: nothing is parsed.
-  CL_ASSIGN_OR_RETURN(std::vector<store::ObjectEntry> cron_jobs, ledger.ListCronJobEntries());
   std::vector<model::WatchEvent> out;
-  for (const store::ObjectEntry& cj : cron_jobs) {
-    if (kind == model::ObjectKind::kCronJob) {
-      if (cj.api_version != api_version) continue;
-      auto obj = ledger.GetObject(kind, cj.namespace_, cj.name);
-      if (!obj.ok()) continue;  // gone since the listing
-      out.push_back(store::StoredEvent(std::move(obj).value()));
-      continue;
-    }
-    auto view = ledger.ReadCronJobViewRaw(cj.namespace_, cj.name);
-    if (view.status().IsNotFound()) continue;  // gone since the listing
-    if (!view.ok()) return view.status();
-    for (store::ViewObject& job : view->jobs) out.push_back(store::StoredEvent(std::move(job)));
-  }
+  CL_RETURN_IF_ERROR(ledger
+                         .ScanViewObjects([&](store::ViewObject object) {
+                           if (object.entry.kind == kind &&
+                               object.entry.api_version == api_version) {
+                             out.push_back(store::StoredEvent(std::move(object)));
+                           }
+                           return Status::Ok();
+                         })
+                         .status());
   return out;
 }
 

@@ -103,9 +103,8 @@ std::string ResourceKey(std::string_view api_version, model::ObjectKind kind);
 Result<std::string> StoredResourceVersion(store::Ledger& ledger, std::string_view api_version,
                                           model::ObjectKind kind);
 // What the view holds of a resource (kube::ReflectorOptions::known_objects), from the view's
-// entries and stored bytes without parsing them: the CronJobs of `api_version`; for Jobs, those
-// whose controller owner is a CronJob of the view (the view keeps no index of unowned Jobs; one
-// deleted while stopped stays in the view, where it decides nothing).
+// entries and stored bytes without parsing them: every object of `kind` and `api_version`, owned
+// or not, from one snapshot.
 Result<std::vector<model::WatchEvent>> KnownObjects(store::Ledger& ledger,
                                                     std::string_view api_version,
                                                     model::ObjectKind kind);

@@ -162,8 +162,14 @@ TEST(LargeObjectTest, SixtyVersionsOfAOneMiBObjectReadBackAndCostTheirChanges) {
   auto cj = ledger->GetCronJob("ns", "big");
   ASSERT_TRUE(cj.ok()) << cj.status().ToString();
   EXPECT_EQ(cj->metadata.resource_version, std::to_string(kVersions));
-  auto view = ledger->ReadCronJobViewRaw("ns", "big");
+  int scanned = 0;
+  auto view = ledger->ScanViewObjects([&](ViewObject o) {
+    EXPECT_TRUE(o.raw == BigCronJob(annotation, kVersions));
+    ++scanned;
+    return Status::Ok();
+  });
   ASSERT_TRUE(view.ok()) << view.status().ToString();
+  EXPECT_EQ(scanned, 1);
   auto all = ledger->ListCronJobs();
   ASSERT_TRUE(all.ok()) << all.status().ToString();
   EXPECT_EQ(all->size(), 1u);

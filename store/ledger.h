@@ -213,14 +213,6 @@ struct CronJobView {
   uint64_t last_input_seq = 0;   // the view reflects the log up to here
 };
 
-// A CronJob and its Jobs from one snapshot, undecoded (ReadCronJobViewRaw): for a caller that
-// decodes them itself and must not fail on one that does not decode.
-struct CronJobViewRaw {
-  ViewObject cron_job;
-  std::vector<ViewObject> jobs;  // the CronJob's Jobs by name, as CronJobView::jobs
-  uint64_t last_input_seq = 0;
-};
-
 // How many decisions the audit index scans took from the index entries alone and how many they
 // read from the decision log (one point read each), since the ledger was opened. Lets a test show
 // that a query is covered by its index.
@@ -299,10 +291,6 @@ class Ledger {
   virtual Result<std::vector<model::CronJob>> ListCronJobs() = 0;
   // A CronJob and its Jobs from one snapshot. NotFound when the CronJob is absent.
   virtual Result<CronJobView> ReadCronJobView(std::string_view ns, std::string_view name) = 0;
-  // The same view undecoded: each object's entry and raw bytes, Jobs by name. NotFound when the
-  // CronJob is absent. Default: FailedPrecondition (not supported; the caller reads
-  // ReadCronJobView instead).
-  virtual Result<CronJobViewRaw> ReadCronJobViewRaw(std::string_view ns, std::string_view name);
   // Every object the view holds, each entry with its raw bytes (CronJobs, then Jobs, by key), from
   // one snapshot; stops at `fn`'s first error and returns it. Returns the last input seq of that
   // snapshot. A reader that keeps its own copy of the view loads it with this.

@@ -189,29 +189,6 @@ Result<CronJobView> RocksDbLedger::ReadCronJobView(std::string_view ns, std::str
   return v;
 }
 
-Result<CronJobViewRaw> RocksDbLedger::ReadCronJobViewRaw(std::string_view ns,
-                                                         std::string_view name) {
-  ReadScope scope(this);
-  CL_RETURN_IF_ERROR(scope.status());
-  const rocksdb::Snapshot* snapshot = scope.snapshot();
-  auto read = [&](model::ObjectKind kind, std::string_view object_name) {
-    return GetObjectAt(kind, ns, object_name, snapshot);
-  };
-  CronJobViewRaw v;
-  CL_ASSIGN_OR_RETURN(v.cron_job, read(model::ObjectKind::kCronJob, name));
-  CL_ASSIGN_OR_RETURN(const std::vector<std::string> names, OwnedJobNamesAt(ns, name, snapshot));
-  v.jobs.reserve(names.size());
-  for (const auto& job : names) {
-    CL_ASSIGN_OR_RETURN(ViewObject obj, read(model::ObjectKind::kJob, job));
-    v.jobs.push_back(std::move(obj));
-  }
-  auto last = GetRaw(kMetaCf, keys::kLastInputSeq, snapshot);
-  if (last.ok() && !keys::GetBe64(*last, &v.last_input_seq)) {
-    return Status::Corruption("ledger: bad meta last_input_seq");
-  }
-  return v;
-}
-
 Result<uint64_t> RocksDbLedger::ScanViewObjects(
     const std::function<Status(ViewObject object)>& fn) {
   ReadScope scope(this);
@@ -267,10 +244,6 @@ Status RocksDbLedger::ScanInputs(uint64_t from_seq, bool with_raw,
   ReadScope scope(this);
   CL_RETURN_IF_ERROR(scope.status());
   return ScanInputsAt(scope.snapshot(), from_seq, with_raw, fn);
-}
-
-Result<CronJobViewRaw> Ledger::ReadCronJobViewRaw(std::string_view, std::string_view) {
-  return Status::FailedPrecondition("ledger: ReadCronJobViewRaw not supported");
 }
 
 Status Ledger::ScanWatchEvents(

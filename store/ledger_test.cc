@@ -87,32 +87,6 @@ TEST(LedgerTest, CommitFoldsIntoTheViewAndPersists) {
   ASSERT_EQ(all->size(), 1u);
 }
 
-TEST(LedgerTest, ReadCronJobViewRawReadsEveryObjectsEntryAndRawBytes) {
-  TempDir dir;
-  auto ledger = OpenLedger(dir.path());
-  ASSERT_TRUE(ledger->Commit(CronJobAWithTwoJobsAndAnotherOwnersJob()).ok());
-  auto full = ledger->GetObject(model::ObjectKind::kCronJob, "ns", "a");
-  ASSERT_TRUE(full.ok());
-
-  // Every object with its raw bytes, Jobs by name, as ReadCronJobView.
-  auto all = ledger->ReadCronJobViewRaw("ns", "a");
-  ASSERT_TRUE(all.ok()) << all.status().ToString();
-  EXPECT_EQ(all->cron_job.entry, full->entry);
-  EXPECT_EQ(all->cron_job.raw, full->raw);
-  ASSERT_EQ(all->jobs.size(), 2u);
-  EXPECT_EQ(all->jobs[0].entry.name, "a-0");
-  EXPECT_EQ(all->jobs[1].entry.name, "a-1");
-  for (const ViewObject& job : all->jobs) {
-    auto stored = ledger->GetObject(model::ObjectKind::kJob, "ns", job.entry.name);
-    ASSERT_TRUE(stored.ok());
-    EXPECT_EQ(job.raw, stored->raw);
-    EXPECT_FALSE(job.raw.empty());
-  }
-  EXPECT_EQ(all->last_input_seq, 4u);
-
-  EXPECT_TRUE(ledger->ReadCronJobViewRaw("ns", "missing").status().IsNotFound());
-}
-
 TEST(LedgerTest, ScanViewObjectsListsEveryObjectOfTheViewWithItsRawBytes) {
   TempDir dir;
   auto ledger = OpenLedger(dir.path());

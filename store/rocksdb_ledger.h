@@ -55,7 +55,6 @@ class RocksDbLedger final : public Ledger {
   Result<std::vector<ObjectEntry>> ListCronJobEntries() override;
   Result<std::vector<model::CronJob>> ListCronJobs() override;
   Result<CronJobView> ReadCronJobView(std::string_view ns, std::string_view name) override;
-  Result<CronJobViewRaw> ReadCronJobViewRaw(std::string_view ns, std::string_view name) override;
   Result<uint64_t> ScanViewObjects(const std::function<Status(ViewObject object)>& fn) override;
   Result<std::string> GetInputRaw(uint64_t seq) override;
   Result<std::string> GetResourceVersion(std::string_view resource) override;

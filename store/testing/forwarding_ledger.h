@@ -37,9 +37,6 @@ class ForwardingLedger : public Ledger {
   Result<CronJobView> ReadCronJobView(std::string_view ns, std::string_view name) override {
     return base_.ReadCronJobView(ns, name);
   }
-  Result<CronJobViewRaw> ReadCronJobViewRaw(std::string_view ns, std::string_view name) override {
-    return base_.ReadCronJobViewRaw(ns, name);
-  }
   Result<uint64_t> ScanViewObjects(const std::function<Status(ViewObject object)>& fn) override {
     return base_.ScanViewObjects(fn);
   }
