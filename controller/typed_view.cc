@@ -12,12 +12,12 @@
 
 namespace cronledger::controller {
 
-// view_fold::Fold over the in-memory table. The object a fold writes is the event's, decoded; the
-// resourceVersion entries are not kept (no pass reads them).
+// view_fold::Fold over the in-memory table. The object a fold writes is the event's, decoded
+// beforehand (`*decoded`); the resourceVersion entries are not kept (no pass reads them).
 class TypedView::Access {
  public:
-  Access(TypedView* v, const model::WatchEvent& ev, uint64_t seq, Change* change)
-      : v_(v), ev_(ev), seq_(seq), change_(change) {}
+  Access(TypedView* v, ObjectPtr* decoded, Change* change)
+      : v_(v), decoded_(decoded), change_(change) {}
 
   void PutResourceVersion(const model::WatchEventRef&, uint64_t) {}
   Result<bool> FindObject(const model::WatchEventRef& ev) {
@@ -34,7 +34,8 @@ class TypedView::Access {
     return true;
   }
   void WriteObject(const store::view_entry::EntryView&, std::string_view) {
-    ObjectPtr object = Decode(ev_, seq_);
+    CL_CHECK(*decoded_ != nullptr);  // the fold writes only for ADDED and MODIFIED, once
+    ObjectPtr object = std::move(*decoded_);
     change_->current = object;
     if (it_ != v_->objects_.end()) {
       it_->second = std::move(object);
@@ -55,8 +56,7 @@ class TypedView::Access {
 
  private:
   TypedView* v_;
-  const model::WatchEvent& ev_;
-  uint64_t seq_;
+  ObjectPtr* decoded_;
   Change* change_;
   std::unordered_map<std::string, ObjectPtr>::iterator it_;
 };
@@ -96,8 +96,9 @@ Status TypedView::Load(store::Ledger& ledger) {
   CL_ASSIGN_OR_RETURN(view_seq_, ledger.ScanViewObjects([this](store::ViewObject object) {
     const uint64_t seq = object.entry.source_seq;
     const model::WatchEvent ev = store::StoredEvent(std::move(object));
+    ObjectPtr decoded = Decode(ev, seq);
     Change change;
-    Access access(this, ev, seq, &change);
+    Access access(this, &decoded, &change);
     return store::view_fold::Fold(model::WatchEventRef::Of(ev), seq, access);
   }));
   return Status::Ok();
@@ -105,12 +106,21 @@ Status TypedView::Load(store::Ledger& ledger) {
 
 std::vector<TypedView::Change> TypedView::Apply(const std::vector<model::WatchEvent>& events,
                                                 uint64_t first_seq, uint64_t last_seq) {
+  // Decoded before the lock is taken, so that passes reading the view do not wait on the decodes.
+  // Only ADDED and MODIFIED write an object.
+  std::vector<ObjectPtr> decoded(events.size());
+  for (size_t i = 0; i < events.size(); ++i) {
+    const model::WatchEventType type = events[i].type;
+    if (type == model::WatchEventType::kAdded || type == model::WatchEventType::kModified) {
+      decoded[i] = Decode(events[i], first_seq + i);
+    }
+  }
   std::vector<Change> changes(events.size());
   std::unique_lock lock(mu_);
   for (size_t i = 0; i < events.size(); ++i) {
     const model::WatchEvent& ev = events[i];
     if (ev.type == model::WatchEventType::kBookmark) continue;
-    Access access(this, ev, first_seq + i, &changes[i]);
+    Access access(this, &decoded[i], &changes[i]);
     // The table cannot fail a read, so neither can the fold.
     const Status folded =
         store::view_fold::Fold(model::WatchEventRef::Of(ev), first_seq + i, access);
