@@ -63,7 +63,6 @@ class TypedView::Access {
 
 TypedView::ObjectPtr TypedView::Decode(const model::WatchEvent& ev, uint64_t seq) {
   auto o = std::make_shared<Object>();
-  o->kind = ev.kind;
   o->uid = ev.uid;
   o->resource_version = ev.resource_version;
   o->source_seq = seq;

@@ -32,7 +32,6 @@ class TypedView {
   // One object as the view holds it; never changed once stored, so a pass keeps reading it while
   // ingest replaces it.
   struct Object {
-    model::ObjectKind kind = model::ObjectKind::kCronJob;
     // The view entry's fields.
     std::string uid;
     std::string resource_version;
