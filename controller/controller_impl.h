@@ -78,8 +78,8 @@ class ControllerImpl final : public Controller {
   struct PassContext {
     std::string key, ns, name, uid, why;
     uint64_t tick_seq = 0;
-    uint64_t view_seq = 0;   // every watch event up to this seq is in the view the pass read
-    TypedView::Family view;  // what the pass read; kept while it decides
+    // What the pass read (every watch event up to view.view_seq), kept while it decides.
+    TypedView::Family view;
     // Set when the CronJob's bytes do not decode, or one of its Jobs' (then jobs stays empty).
     std::optional<reconciler::InvalidCronJob> invalid;
     std::vector<const model::Job*> jobs;  // the view's decoded Jobs
@@ -100,6 +100,9 @@ class ControllerImpl final : public Controller {
   // §3 step 1).
   Result<std::optional<PassContext>> BeginPass(const std::string& key, const std::string& why);
   Result<reconciler::Step> PerformCalls(PassContext& ctx, std::vector<model::Input>* unsent);
+  // Decide over ctx; when the next call is a status write, over the whole CronJob (read and
+  // decoded here, once per pass).
+  Result<reconciler::Step> DecideStep(PassContext& ctx);
   // The pass of a CronJob that does not decode (ctx.invalid): no call, one record.
   static reconciler::Step InvalidStep(const PassContext& ctx);
   Status FinishPass(const PassContext& ctx, std::vector<model::Input> unsent,
@@ -110,7 +113,7 @@ class ControllerImpl final : public Controller {
   // this uid (never reconciled, or a CronJob of the same name before it).
   Result<std::optional<model::AccountingState>> LoadAccounting(const std::string& key,
                                                                const std::string& uid);
-  // The CronJob's family from view_ into ctx (view, jobs or invalid, view_seq); NotFound when
+  // The CronJob's family from view_ into ctx (view, and jobs or invalid); NotFound when
   // the view has no such CronJob.
   Status ReadView(PassContext& ctx);
 

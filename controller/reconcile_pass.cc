@@ -129,7 +129,6 @@ Status ControllerImpl::ReadView(PassContext& ctx) {
   std::optional<TypedView::Family> family = view_.Read(ctx.ns, ctx.name);
   if (!family) return Status::NotFound("view: no CronJob " + ctx.key);
   ctx.view = std::move(*family);
-  ctx.view_seq = ctx.view.view_seq;
   const TypedView::Object& cj = *ctx.view.cron_job;
   if (!cj.cron_job) {
     // Not an error of the pass: the pass records why it does not act on the CronJob
@@ -189,28 +188,31 @@ reconciler::Step ControllerImpl::InvalidStep(const PassContext& ctx) {
   return step;
 }
 
+Result<reconciler::Step> ControllerImpl::DecideStep(PassContext& ctx) {
+  reconciler::Step step = reconciler::Decide(ctx.Input(tzdb_));
+  if (!step.next_call || step.next_call->verb != model::ApiVerb::kUpdateStatus || ctx.whole) {
+    return step;
+  }
+  // The body of a status write is the whole CronJob with its new status, which the view's decoded
+  // fields do not hold: decode the bytes of the version the pass read whole and decide again.
+  // Decide decides the same over both forms; only the body differs.
+  CL_ASSIGN_OR_RETURN(const std::string raw, ledger_.GetInputRaw(ctx.view.cron_job->source_seq));
+  auto whole = reconciler::DecodeStoredCronJob(raw);
+  if (!whole.ok()) {
+    return Status::Internal("CronJob " + ctx.key +
+                            " decodes as fields but not whole: " + whole.status().ToString());
+  }
+  ctx.whole = std::move(*whole);
+  return reconciler::Decide(ctx.Input(tzdb_));
+}
+
 // The Tick (in *unsent) is committed with the first intent, the outcome of call k together with
 // the intent of call k+1 (or with the end of the pass): one commit per call, and each intent is
 // durable before its call is made.
 Result<reconciler::Step> ControllerImpl::PerformCalls(PassContext& ctx,
                                                       std::vector<model::Input>* unsent) {
-  reconciler::Step step = reconciler::Decide(ctx.Input(tzdb_));
+  CL_ASSIGN_OR_RETURN(reconciler::Step step, DecideStep(ctx));
   while (step.next_call) {
-    if (step.next_call->verb == model::ApiVerb::kUpdateStatus && !ctx.whole) {
-      // The body of a status write is the whole CronJob with its new status, which the view's
-      // decoded fields do not hold: decode the bytes of the version the pass read whole and
-      // decide again. Decide decides the same over both forms; only the body differs.
-      CL_ASSIGN_OR_RETURN(const std::string raw,
-                          ledger_.GetInputRaw(ctx.view.cron_job->source_seq));
-      auto whole = reconciler::DecodeStoredCronJob(raw);
-      if (!whole.ok()) {
-        return Status::Internal("CronJob " + ctx.key +
-                                " decodes as fields but not whole: " + whole.status().ToString());
-      }
-      ctx.whole = std::move(*whole);
-      step = reconciler::Decide(ctx.Input(tzdb_));
-      continue;
-    }
     if (ctx.outcomes.size() >= kMaxCallsPerPass) {
       return Status::Internal("reconcile pass made more than " + std::to_string(kMaxCallsPerPass) +
                               " API calls");
@@ -228,7 +230,7 @@ Result<reconciler::Step> ControllerImpl::PerformCalls(PassContext& ctx,
     ++api_calls_;
     unsent->emplace_back(OutcomeOf(call, outcome, ctx.now, committed.last_input_seq));
     ctx.outcomes.push_back(std::move(outcome));
-    step = reconciler::Decide(ctx.Input(tzdb_));
+    CL_ASSIGN_OR_RETURN(step, DecideStep(ctx));
   }
   return step;
 }
@@ -261,13 +263,13 @@ Status ControllerImpl::FinishPass(const PassContext& ctx, std::vector<model::Inp
   // With no call made, the Tick is in this unit and ctx.tick_seq is 0: the ledger fills it in
   // the decisions' causes and the PassEnd.
   for (model::Decision& d : result.decisions) {
-    d.cause = model::DecisionCause{ctx.tick_seq, ctx.view_seq, ctx.why};
+    d.cause = model::DecisionCause{ctx.tick_seq, ctx.view.view_seq, ctx.why};
   }
   store::UnitOfWork end;
   end.inputs = std::move(unsent);
   std::string accounting = model::AccountingStateBytes(result.accounting);
   end.controller_state.emplace_back(ctx.key, EncodeControllerStateBytes(ctx.uid, accounting));
-  end.inputs.emplace_back(model::PassEnd{ctx.now, ctx.tick_seq, ctx.view_seq, ctx.ns, ctx.name,
+  end.inputs.emplace_back(model::PassEnd{ctx.now, ctx.tick_seq, ctx.view.view_seq, ctx.ns, ctx.name,
                                          ctx.uid, static_cast<uint32_t>(ctx.outcomes.size()),
                                          ResultName(result), std::move(accounting)});
   const size_t decision_count = result.decisions.size();

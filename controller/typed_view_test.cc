@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -153,19 +154,36 @@ class EventStream {
   std::set<Name> names_;
 };
 
+// A scratch ledger and a view loaded from it.
+class TypedViewTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ledger_ = store::testing::OpenScratchLedger(dir_);
+    ASSERT_NE(ledger_, nullptr);
+    ASSERT_TRUE(view_.Load(*ledger_).ok());
+  }
+  // Commits `unit` and folds it into the view, as the controller's ingest does.
+  std::vector<TypedView::Change> Ingest(const std::vector<model::WatchEvent>& unit,
+                                        store::CommitResult* committed) {
+    store::UnitOfWork work;
+    work.inputs.assign(unit.begin(), unit.end());
+    auto result = ledger_->Commit(std::move(work));
+    EXPECT_TRUE(result.ok()) << result.status().ToString();
+    if (!result.ok()) return {};
+    *committed = *result;
+    return view_.Apply(unit, result->first_input_seq, result->last_input_seq);
+  }
+
+  store::testing::TempDir dir_;
+  std::unique_ptr<store::Ledger> ledger_;
+  TypedView view_;
+};
+
 // The view in memory is the ledger's view: folded unit by unit as the controller folds what it
 // commits, and loaded from the ledger at any point, it holds the same objects (decoded), the same
 // families and the same seq; each event's change names the object before and after it.
-TEST(TypedViewTest, FoldedAndLoadedItEqualsTheLedgersView) {
-  store::testing::TempDir dir;
-  store::LedgerOptions lo;
-  lo.path = dir.Sub("ledger");
-  lo.sync = store::SyncMode::kNone;
-  auto ledger = store::testing::OpenTestLedger(lo);
-  ASSERT_NE(ledger, nullptr);
-  TypedView view;
-  ASSERT_TRUE(view.Load(*ledger).ok());
-  EXPECT_EQ(view.ObjectCount(), 0u);
+TEST_F(TypedViewTest, FoldedAndLoadedItEqualsTheLedgersView) {
+  EXPECT_EQ(view_.ObjectCount(), 0u);
   EventStream events(11);
   for (int unit_no = 1; unit_no <= 400; ++unit_no) {
     std::vector<model::WatchEvent> unit = events.Unit();
@@ -174,14 +192,10 @@ TEST(TypedViewTest, FoldedAndLoadedItEqualsTheLedgersView) {
     for (const model::WatchEvent& ev : unit) {
       if (ev.type == WatchEventType::kBookmark) continue;
       Name n{ev.kind, ev.namespace_, ev.name};
-      if (!before.contains(n)) before[n] = view.Find(ev.kind, ev.namespace_, ev.name);
+      if (!before.contains(n)) before[n] = view_.Find(ev.kind, ev.namespace_, ev.name);
     }
-    store::UnitOfWork work;
-    work.inputs.assign(unit.begin(), unit.end());
-    auto committed = ledger->Commit(std::move(work));
-    ASSERT_TRUE(committed.ok()) << committed.status().ToString();
-    const std::vector<TypedView::Change> changes =
-        view.Apply(unit, committed->first_input_seq, committed->last_input_seq);
+    store::CommitResult committed;
+    const std::vector<TypedView::Change> changes = Ingest(unit, &committed);
     ASSERT_EQ(changes.size(), unit.size());
     for (size_t i = 0; i < unit.size(); ++i) {
       const model::WatchEvent& ev = unit[i];
@@ -193,28 +207,28 @@ TEST(TypedViewTest, FoldedAndLoadedItEqualsTheLedgersView) {
       TypedView::ObjectPtr& prior = before[{ev.kind, ev.namespace_, ev.name}];
       EXPECT_EQ(changes[i].prior, prior) << "unit " << unit_no << " event " << i;
       if (changes[i].current != nullptr && changes[i].current != prior) {
-        EXPECT_EQ(changes[i].current->source_seq, committed->first_input_seq + i);
+        EXPECT_EQ(changes[i].current->source_seq, committed.first_input_seq + i);
       }
       prior = changes[i].current;
     }
     for (const auto& [n, object] : before) {
-      EXPECT_EQ(view.Find(n.kind, n.ns, n.name), object) << "unit " << unit_no;
+      EXPECT_EQ(view_.Find(n.kind, n.ns, n.name), object) << "unit " << unit_no;
     }
     const std::string where = "unit " + std::to_string(unit_no);
-    ExpectEqualsTheLedger(view, *ledger, events.names(), where);
-    auto family = view.Read("ns", "cj-0");
+    ExpectEqualsTheLedger(view_, *ledger_, events.names(), where);
+    auto family = view_.Read("ns", "cj-0");
     if (family) {
-      EXPECT_EQ(family->view_seq, committed->last_input_seq);
+      EXPECT_EQ(family->view_seq, committed.last_input_seq);
     }
     if (unit_no % 50 == 0) {
       TypedView loaded;
-      ASSERT_TRUE(loaded.Load(*ledger).ok());
-      ExpectEqualsTheLedger(loaded, *ledger, events.names(), "loaded at " + where);
+      ASSERT_TRUE(loaded.Load(*ledger_).ok());
+      ExpectEqualsTheLedger(loaded, *ledger_, events.names(), "loaded at " + where);
       for (const Name& n : events.names()) {
         if (n.kind != ObjectKind::kCronJob) continue;
         auto f = loaded.Read(n.ns, n.name);
         if (f) {
-          EXPECT_EQ(f->view_seq, committed->last_input_seq) << where;
+          EXPECT_EQ(f->view_seq, committed.last_input_seq) << where;
         }
       }
     }
@@ -222,27 +236,14 @@ TEST(TypedViewTest, FoldedAndLoadedItEqualsTheLedgersView) {
 }
 
 // A family read stays what it was while ingest replaces and removes its objects.
-TEST(TypedViewTest, AReadFamilyOutlivesTheObjectsReplacingIt) {
-  store::testing::TempDir dir;
-  store::LedgerOptions lo;
-  lo.path = dir.Sub("ledger");
-  lo.sync = store::SyncMode::kNone;
-  auto ledger = store::testing::OpenTestLedger(lo);
-  ASSERT_NE(ledger, nullptr);
-  TypedView view;
-  ASSERT_TRUE(view.Load(*ledger).ok());
-  auto apply = [&](std::vector<model::WatchEvent> unit) {
-    store::UnitOfWork work;
-    work.inputs.assign(unit.begin(), unit.end());
-    auto committed = ledger->Commit(std::move(work));
-    ASSERT_TRUE(committed.ok());
-    view.Apply(unit, committed->first_input_seq, committed->last_input_seq);
-  };
+TEST_F(TypedViewTest, AReadFamilyOutlivesTheObjectsReplacingIt) {
+  store::CommitResult committed;
+  auto apply = [&](const std::vector<model::WatchEvent>& unit) { Ingest(unit, &committed); };
   apply({CronJobEvent(WatchEventType::kAdded, "ns", "cj", "u1", "1"),
          JobEvent(WatchEventType::kAdded, "ns", "job-b", "j2", "2", "cj", "u1"),
          JobEvent(WatchEventType::kAdded, "ns", "job-a", "j1", "3", "cj", "u1"),
          JobEvent(WatchEventType::kAdded, "ns", "other", "j3", "4", "cj-2", "u9")});
-  auto family = view.Read("ns", "cj");
+  auto family = view_.Read("ns", "cj");
   ASSERT_TRUE(family.has_value());
   ASSERT_EQ(family->jobs.size(), 2u);  // by name, the other owner's Job not among them
   EXPECT_EQ(family->jobs[0]->job->metadata.name, "job-a");
@@ -250,14 +251,14 @@ TEST(TypedViewTest, AReadFamilyOutlivesTheObjectsReplacingIt) {
   const uint64_t seq = family->view_seq;
   apply({CronJobEvent(WatchEventType::kDeleted, "ns", "cj", "u1", "5"),
          JobEvent(WatchEventType::kModified, "ns", "job-a", "j1", "6", "cj-2", "u9")});
-  EXPECT_FALSE(view.Read("ns", "cj").has_value());
+  EXPECT_FALSE(view_.Read("ns", "cj").has_value());
   EXPECT_EQ(family->cron_job->cron_job->metadata.uid, "u1");
   EXPECT_EQ(family->jobs[0]->job->metadata.resource_version, "3");
   EXPECT_EQ(family->view_seq, seq);
-  auto other = view.Read("ns", "cj-2");
+  auto other = view_.Read("ns", "cj-2");
   EXPECT_FALSE(other.has_value());  // Jobs name it, but the view has no such CronJob
   apply({CronJobEvent(WatchEventType::kAdded, "ns", "cj-2", "u9", "7")});
-  other = view.Read("ns", "cj-2");
+  other = view_.Read("ns", "cj-2");
   ASSERT_TRUE(other.has_value());
   ASSERT_EQ(other->jobs.size(), 2u);
   EXPECT_EQ(other->jobs[0]->job->metadata.name, "job-a");

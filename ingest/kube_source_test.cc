@@ -25,10 +25,7 @@ std::vector<std::string> Names(const std::vector<model::WatchEvent>& events) {
 // CronJob is gone), each with its stored bytes.
 TEST(KubeSourceTest, KnownObjectsAreEveryObjectOfTheResourceTheViewHolds) {
   store::testing::TempDir dir;
-  store::LedgerOptions lo;
-  lo.path = dir.Sub("ledger");
-  lo.sync = store::SyncMode::kNone;
-  auto ledger = store::testing::OpenTestLedger(lo);
+  auto ledger = store::testing::OpenScratchLedger(dir);
   ASSERT_NE(ledger, nullptr);
   model::WatchEvent other = CronJobEvent(WatchEventType::kAdded, "ns", "b", "ub", "2");
   other.api_version = "cronledger.io/v1";

@@ -64,17 +64,43 @@ Result<ViewObject> RocksDbLedger::GetObjectAt(model::ObjectKind kind, std::strin
   return obj;
 }
 
+Status RocksDbLedger::InputRawAt(uint64_t seq, const rocksdb::Snapshot* snapshot,
+                                 std::string* out) {
+  CL_ASSIGN_OR_RETURN(const std::string stored, GetRaw(kRawCf, keys::Be64(seq), snapshot));
+  return DecodeRaw(seq, stored, snapshot, out);
+}
+
 Status RocksDbLedger::ViewedRaw(uint64_t source_seq, const rocksdb::Snapshot* snapshot,
                                 std::string* out) {
-  auto raw = GetRaw(kRawCf, keys::Be64(source_seq), snapshot);
-  if (!raw.ok()) {
-    // Retention never prunes what the view points at, so a miss is corruption.
-    return raw.status().IsNotFound()
-               ? Status::Corruption("view points at missing raw bytes of seq " +
-                                    std::to_string(source_seq))
-               : raw.status();
+  const Status read = InputRawAt(source_seq, snapshot, out);
+  // Retention never prunes what the view points at, so a miss is corruption.
+  if (read.IsNotFound()) {
+    return Status::Corruption("view points at missing raw bytes of seq " +
+                              std::to_string(source_seq));
   }
-  return DecodeRaw(source_seq, *raw, snapshot, out);
+  return read;
+}
+
+Status RocksDbLedger::ForEachViewEntryAt(char prefix_char, const rocksdb::Snapshot* snapshot,
+                                         const std::function<Status(ObjectEntry entry)>& fn) {
+  const std::string prefix(1, prefix_char);
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snapshot;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kViewCf]));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    CL_ASSIGN_OR_RETURN(ObjectEntry e, DecodeObjectEntry(ToView(it->value())));
+    CL_RETURN_IF_ERROR(fn(std::move(e)));
+  }
+  return FromRocks(it->status(), "view scan");
+}
+
+Result<uint64_t> RocksDbLedger::LastInputSeqAt(const rocksdb::Snapshot* snapshot) {
+  uint64_t seq = 0;
+  auto last = GetRaw(kMetaCf, keys::kLastInputSeq, snapshot);
+  if (last.ok() && !keys::GetBe64(*last, &seq)) {
+    return Status::Corruption("ledger: bad meta last_input_seq");
+  }
+  return seq;
 }
 
 Result<ViewObject> RocksDbLedger::GetObject(model::ObjectKind kind, std::string_view ns,
@@ -132,15 +158,11 @@ Result<std::vector<ObjectEntry>> RocksDbLedger::ListCronJobEntries() {
   ReadScope scope(this);
   CL_RETURN_IF_ERROR(scope.status());
   std::vector<ObjectEntry> out;
-  const std::string prefix(1, view_key::kCronJobPrefix);
-  rocksdb::ReadOptions ro;
-  ro.snapshot = scope.snapshot();
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kViewCf]));
-  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-    CL_ASSIGN_OR_RETURN(ObjectEntry e, DecodeObjectEntry(ToView(it->value())));
-    out.push_back(std::move(e));
-  }
-  CL_RETURN_IF_ERROR(FromRocks(it->status(), "cronjob scan"));
+  CL_RETURN_IF_ERROR(
+      ForEachViewEntryAt(view_key::kCronJobPrefix, scope.snapshot(), [&out](ObjectEntry e) {
+        out.push_back(std::move(e));
+        return Status::Ok();
+      }));
   return out;
 }
 
@@ -148,27 +170,15 @@ Result<std::vector<model::CronJob>> RocksDbLedger::ListCronJobs() {
   ReadScope scope(this);
   CL_RETURN_IF_ERROR(scope.status());
   std::vector<model::CronJob> out;
-  std::vector<ObjectEntry> entries;
-  {
-    const std::string prefix(1, view_key::kCronJobPrefix);
-    rocksdb::ReadOptions ro;
-    ro.snapshot = scope.snapshot();
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kViewCf]));
-    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-      CL_ASSIGN_OR_RETURN(ObjectEntry e, DecodeObjectEntry(ToView(it->value())));
-      entries.push_back(std::move(e));
-    }
-    CL_RETURN_IF_ERROR(FromRocks(it->status(), "cronjob scan"));
-  }
   std::string raw;
-  for (const auto& e : entries) {
-    CL_ASSIGN_OR_RETURN(std::string stored,
-                        GetRaw(kRawCf, keys::Be64(e.source_seq), scope.snapshot()));
-    CL_RETURN_IF_ERROR(DecodeRaw(e.source_seq, stored, scope.snapshot(), &raw));
+  auto decode = [&](const ObjectEntry& e) -> Status {
+    CL_RETURN_IF_ERROR(ViewedRaw(e.source_seq, scope.snapshot(), &raw));
     CL_ASSIGN_OR_RETURN(model::CronJob cj,
                         DecodeObject<model::CronJob>(raw, &model::DecodeCronJob, "stored CronJob"));
     out.push_back(std::move(cj));
-  }
+    return Status::Ok();
+  };
+  CL_RETURN_IF_ERROR(ForEachViewEntryAt(view_key::kCronJobPrefix, scope.snapshot(), decode));
   return out;
 }
 
@@ -182,10 +192,7 @@ Result<CronJobView> RocksDbLedger::ReadCronJobView(std::string_view ns, std::str
   CL_ASSIGN_OR_RETURN(
       v.cron_job, DecodeObject<model::CronJob>(obj.raw, &model::DecodeCronJob, "stored CronJob"));
   CL_ASSIGN_OR_RETURN(v.jobs, JobsByOwnerAt(ns, name, scope.snapshot()));
-  auto last = GetRaw(kMetaCf, keys::kLastInputSeq, scope.snapshot());
-  if (last.ok() && !keys::GetBe64(*last, &v.last_input_seq)) {
-    return Status::Corruption("ledger: bad meta last_input_seq");
-  }
+  CL_ASSIGN_OR_RETURN(v.last_input_seq, LastInputSeqAt(scope.snapshot()));
   return v;
 }
 
@@ -194,33 +201,22 @@ Result<uint64_t> RocksDbLedger::ScanViewObjects(
   ReadScope scope(this);
   CL_RETURN_IF_ERROR(scope.status());
   const rocksdb::Snapshot* snapshot = scope.snapshot();
-  rocksdb::ReadOptions ro;
-  ro.snapshot = snapshot;
-  for (const char prefix_char : {view_key::kCronJobPrefix, view_key::kJobPrefix}) {
-    const std::string prefix(1, prefix_char);
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, cfs_[kViewCf]));
-    for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
-      ViewObject obj;
-      CL_ASSIGN_OR_RETURN(obj.entry, DecodeObjectEntry(ToView(it->value())));
-      CL_RETURN_IF_ERROR(ViewedRaw(obj.entry.source_seq, snapshot, &obj.raw));
-      CL_RETURN_IF_ERROR(fn(std::move(obj)));
-    }
-    CL_RETURN_IF_ERROR(FromRocks(it->status(), "view scan"));
+  auto with_raw = [&](ObjectEntry e) -> Status {
+    ViewObject obj{std::move(e), {}};
+    CL_RETURN_IF_ERROR(ViewedRaw(obj.entry.source_seq, snapshot, &obj.raw));
+    return fn(std::move(obj));
+  };
+  for (const char prefix : {view_key::kCronJobPrefix, view_key::kJobPrefix}) {
+    CL_RETURN_IF_ERROR(ForEachViewEntryAt(prefix, snapshot, with_raw));
   }
-  uint64_t last_input_seq = 0;
-  auto last = GetRaw(kMetaCf, keys::kLastInputSeq, snapshot);
-  if (last.ok() && !keys::GetBe64(*last, &last_input_seq)) {
-    return Status::Corruption("ledger: bad meta last_input_seq");
-  }
-  return last_input_seq;
+  return LastInputSeqAt(snapshot);
 }
 
 Result<std::string> RocksDbLedger::GetInputRaw(uint64_t seq) {
   ReadScope scope(this);
   CL_RETURN_IF_ERROR(scope.status());
-  CL_ASSIGN_OR_RETURN(std::string stored, GetRaw(kRawCf, keys::Be64(seq), scope.snapshot()));
   std::string raw;
-  CL_RETURN_IF_ERROR(DecodeRaw(seq, stored, scope.snapshot(), &raw));
+  CL_RETURN_IF_ERROR(InputRawAt(seq, scope.snapshot(), &raw));
   return raw;
 }
 

@@ -220,8 +220,16 @@ class RocksDbLedger final : public Ledger {
   // The view entry of an object and its raw bytes.
   Result<ViewObject> GetObjectAt(model::ObjectKind kind, std::string_view ns, std::string_view name,
                                  const rocksdb::Snapshot* snapshot);
-  // The raw bytes a view entry points at (input `source_seq`'s).
+  // The raw bytes of input `seq` (NotFound when it has none).
+  Status InputRawAt(uint64_t seq, const rocksdb::Snapshot* snapshot, std::string* out);
+  // The raw bytes a view entry points at (input `source_seq`'s); their absence is corruption.
   Status ViewedRaw(uint64_t source_seq, const rocksdb::Snapshot* snapshot, std::string* out);
+  // Every object entry of the view whose key starts with `prefix` (view_key::kCronJobPrefix or
+  // kJobPrefix), in key order; stops at `fn`'s first error.
+  Status ForEachViewEntryAt(char prefix, const rocksdb::Snapshot* snapshot,
+                            const std::function<Status(ObjectEntry entry)>& fn);
+  // The meta record's last input seq (0 when none).
+  Result<uint64_t> LastInputSeqAt(const rocksdb::Snapshot* snapshot);
   // The names of the Jobs the view's owner index lists under `owner`, in key order.
   Result<std::vector<std::string>> OwnedJobNamesAt(std::string_view ns, std::string_view owner,
                                                    const rocksdb::Snapshot* snapshot);

@@ -45,6 +45,15 @@ class TempDir {
   std::string path_;
 };
 
+// A test's scratch ledger in `dir`, without fsyncs; a failed open is a test failure and gives
+// nullptr.
+inline std::unique_ptr<Ledger> OpenScratchLedger(const TempDir& dir) {
+  LedgerOptions options;
+  options.path = dir.Sub("ledger");
+  options.sync = SyncMode::kNone;
+  return OpenTestLedger(options);
+}
+
 class ManualClock final : public WallClock {
  public:
   explicit ManualClock(Time now) : now_(now) {}
