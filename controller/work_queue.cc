@@ -42,8 +42,11 @@ void WorkQueue::AddAfter(const std::string& key, Duration delay, std::string_vie
   auto it = timer_due_.find(key);
   if (it != timer_due_.end() && it->second.due <= due) return;  // an earlier timer exists
   timer_due_[key] = DueTimer{due, std::string(reason)};
+  // A waiter sleeps until the earliest timer it saw (or until woken, when there was none): only a
+  // timer earlier than every other needs it to wake sooner.
+  const bool earliest = timers_.empty() || due < timers_.top().due;
   timers_.push(Timer{due, timer_order_++, key});
-  cv_.notify_one();  // a waiter may need to wake earlier
+  if (earliest) cv_.notify_one();
 }
 
 Duration WorkQueue::RateLimitDelayLocked(const std::string& key) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <optional>
 #include <set>
 #include <string>
@@ -164,6 +165,30 @@ TEST_F(WorkQueueTest, WaitGetPicksUpATimerWhenAManualClockMoves) {
   worker.join();
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->reason, "timer");
+}
+
+// A waiter asleep until a far timer wakes for an earlier one added meanwhile (timers that are not
+// earlier than every other do not wake it).
+TEST_F(WorkQueueTest, WaitGetWakesForATimerEarlierThanTheOneItWaitsFor) {
+  queue_.AddAfter("ns/late", seconds(3600), "timer");
+  std::atomic<bool> returned{false};
+  std::optional<WorkItem> got;
+  std::thread worker([&] {
+    got = queue_.WaitGet();
+    returned = true;
+  });
+  std::this_thread::sleep_for(milliseconds(20));  // asleep until ns/late, an hour away
+  queue_.AddAfter("ns/later", seconds(7200), "timer");
+  queue_.AddAfter("ns/soon", milliseconds(1), "timer");
+  clock_.Advance(milliseconds(1));
+  const auto deadline = std::chrono::steady_clock::now() + seconds(10);
+  while (!returned && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  if (!returned) queue_.ShutDown();  // releases the worker: the test fails below
+  worker.join();
+  ASSERT_TRUE(got.has_value()) << "the waiter slept through the earlier timer";
+  EXPECT_EQ(got->key, "ns/soon");
 }
 
 TEST_F(WorkQueueTest, HugeDelaysSaturateInsteadOfWrapping) {

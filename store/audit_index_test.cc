@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "store/cronjob_index.h"
@@ -818,6 +819,33 @@ TEST(AuditIndexerTest, QueriesSeeTheDecisionsTheIndexHasNotReached) {
     before = ro->DecisionReads();
     EXPECT_EQ(Ask(*ro), want);
     EXPECT_EQ(ro->DecisionReads().tail_reads - before.tail_reads, 0u);
+  }
+}
+
+// Nothing but commits drives the indexer: it wakes for the first decision after it has caught up,
+// whether the commits before it carried decisions or not, and indexes it within its linger time
+// (a query then reads nothing past the index's watermark).
+TEST(AuditIndexerTest, IndexesEachDecisionWithoutBeingAskedTo) {
+  TempDir dir;
+  auto l = Open(dir.path());
+  auto indexed = [&] {
+    const DecisionReadStats before = l->DecisionReads();
+    EXPECT_TRUE(l->DecisionsByCronJob("ns", "a", kT0, At(100000), 0).ok());
+    return l->DecisionReads().tail_reads == before.tail_reads;
+  };
+  for (int p = 0; p < 4; ++p) {
+    // A unit without decisions (an ingest commit) first: it must not be what the wake-up waits on.
+    UnitOfWork inputs;
+    inputs.inputs.emplace_back(model::ConfigChange{At(p), "historyCleanup", "true"});
+    ASSERT_TRUE(l->Commit(std::move(inputs)).ok());
+    UnitOfWork u;
+    u.decisions = {Decisions("a", p * 60)[0]};
+    ASSERT_TRUE(l->Commit(std::move(u)).ok());
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!indexed() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ASSERT_TRUE(indexed()) << "decision " << p + 1 << " was not indexed";
   }
 }
 

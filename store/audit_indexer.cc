@@ -26,9 +26,7 @@ namespace {
 std::string_view ToView(const rocksdb::Slice& s) { return std::string_view(s.data(), s.size()); }
 rocksdb::Slice ToSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
 
-// Decisions per index batch, and the most the commit hands over before the indexer reads the
-// log instead (a burst the indexer has not caught up with).
-constexpr size_t kIndexBatch = 1024;
+// The longest the indexer waits for a full batch once it has work.
 constexpr auto kIndexLinger = std::chrono::milliseconds(20);
 
 // Job templates looked up in the database as it is and written into the indexer's batch.

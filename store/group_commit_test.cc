@@ -119,6 +119,32 @@ TEST(GroupCommitTest, QueuedFollowersShareOneWriteAndOneSync) {
   ledger.reset();
 }
 
+// SyncMode::kBatch: a commit after the last background fsync gets one of its own within the sync
+// window, however the commits before it were synced; commits inside one window share it.
+TEST(GroupCommitTest, BatchSyncFollowsEveryCommitWithinTheWindow) {
+  TempDir dir;
+  LedgerOptions o;
+  o.path = dir.path();
+  o.sync = SyncMode::kBatch;
+  o.sync_window = std::chrono::milliseconds(50);
+  auto ledger = testing::OpenTestLedger(o);
+  auto synced_past = [&](uint64_t syncs) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (ledger->Stats().syncs <= syncs) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
+  };
+  for (int round = 0; round < 5; ++round) {
+    const uint64_t before = ledger->Stats().syncs;
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(ledger->Commit(ConfigUnit(round, i)).ok());
+    ASSERT_TRUE(synced_past(before)) << "round " << round << ": no fsync followed the commits";
+  }
+  EXPECT_EQ(ledger->Stats().groups, 15u);
+  EXPECT_LE(ledger->Stats().syncs, 10u);  // a window's commits share its fsync
+}
+
 TEST(GroupCommitTest, ConcurrentAppendersLoseNothingAndKeepUnitsContiguous) {
   TempDir dir;
   constexpr int kThreads = 4;

@@ -635,6 +635,7 @@ Result<CommitResult> RocksDbLedger::Commit(UnitOfWork unit) {
 }
 
 void RocksDbLedger::HandOffToIndexerLocked(Group* g) {
+  bool wake = false;
   {
     std::lock_guard<std::mutex> indexer(index_mu_);
     for (Writer* w : g->writers) {
@@ -645,9 +646,14 @@ void RocksDbLedger::HandOffToIndexerLocked(Group* g) {
         index_queue_.emplace_back(w->unit->decisions[i].seq, std::move(w->decision_records[i]));
       }
     }
+    const uint64_t before = index_target_;
     index_target_ = g->next.last_decision_seq;
+    // IndexLoop waits for work when it has indexed everything, then lingers for a full batch:
+    // only those two moments need a wake-up, not every commit group.
+    wake = index_target_ != before &&
+           (indexed_through_ >= before || index_target_ - indexed_through_ >= kIndexBatch);
   }
-  index_cv_.notify_one();
+  if (wake) index_cv_.notify_one();
 }
 
 Status RocksDbLedger::PrepareGroup(Group* g, size_t bytes) {
@@ -833,9 +839,11 @@ Status RocksDbLedger::WriteGroup(rocksdb::WriteBatch* batch, uint64_t records) {
   }
   if (options_.sync != SyncMode::kBatch) return Status::Ok();
   bool sync_now = false;
+  bool first = false;
   {
     std::lock_guard<std::mutex> l(sync_mu_);
-    if (unsynced_records_ == 0) first_unsynced_ = std::chrono::steady_clock::now();
+    first = unsynced_records_ == 0;
+    if (first) first_unsynced_ = std::chrono::steady_clock::now();
     unsynced_records_ += records;
     if (unsynced_records_ >= options_.sync_max_records) {
       sync_now = true;
@@ -843,7 +851,9 @@ Status RocksDbLedger::WriteGroup(rocksdb::WriteBatch* batch, uint64_t records) {
     }
   }
   if (!sync_now) {
-    sync_cv_.notify_one();
+    // The sync thread waits for the first unsynced record, then sleeps out the window: later
+    // writes need not wake it (a wake-up per commit group costs more than the write).
+    if (first) sync_cv_.notify_one();
     return Status::Ok();
   }
   std::lock_guard<std::mutex> w(wal_mu_);

@@ -196,6 +196,9 @@ class RocksDbLedger final : public Ledger {
   // Under mu_, after group `g` is written: its decision records go to the indexer (moved).
   void HandOffToIndexerLocked(Group* g);
   static constexpr size_t kMaxIndexQueueBytes = size_t{64} << 20;
+  // Decisions per index batch, and the most the commit hands over before the indexer reads the
+  // log instead (a burst the indexer has not caught up with).
+  static constexpr size_t kIndexBatch = 1024;
   // Writes the index entries of `records` (seq, the decision record as stored; consecutive seqs)
   // and the watermark in one batch.
   Status IndexBatch(const std::vector<std::pair<uint64_t, std::string>>& records);
