@@ -44,6 +44,9 @@ struct ControllerOptions {
   // model::SystemTimeZoneDbOptions::local_zone, default UTC). Recorded as the "localTimeZone"
   // ConfigChange so that replay and `why` know the zone; Open fails when it is not that zone.
   std::string local_time_zone = "UTC";
+  // Test hook: called by every pass that finds its CronJob in the view, with its key
+  // ("ns/name"), before it decides; a pass that records nothing is seen here too. Default: empty.
+  std::function<void(const std::string& key)> before_pass;
 };
 
 struct ControllerStats {

@@ -110,7 +110,8 @@ class ControllerImpl final : public Controller {
   // A pass that needs no record: see docs/controller.md "Unrecorded passes".
   static bool Unrecorded(const PassContext& ctx, const reconciler::SyncResult& result);
   // The accounting state of the CronJob's last completed pass; nullopt when there is none for
-  // this uid (never reconciled, or a CronJob of the same name before it).
+  // this uid (never reconciled, or a CronJob of the same name before it). From accounted_, or
+  // the ledger's state blob for a CronJob this process has not completed a pass of.
   Result<std::optional<model::AccountingState>> LoadAccounting(const std::string& key,
                                                                const std::string& uid);
   // The CronJob's family from view_ into ctx (view, and jobs or invalid); NotFound when
@@ -134,6 +135,17 @@ class ControllerImpl final : public Controller {
   std::mutex ingest_mu_;
   // The ledger's view, decoded (typed_view.h): what passes read and the handlers compare.
   TypedView view_;
+  // The accounting state each CronJob's last completed pass committed (its state blob, decoded),
+  // by key, with the uid of the CronJob it belongs to. Filled by the first pass of a CronJob
+  // from the ledger and replaced by each completed pass after its commit; a CronJob gone from the
+  // view loses it with its blob. Passes of one key never overlap (the work queue), so an entry
+  // is only ever read and replaced by that key's pass.
+  struct Accounted {
+    std::string uid;
+    model::AccountingState state;
+  };
+  std::mutex accounted_mu_;
+  std::unordered_map<std::string, Accounted> accounted_;  // guarded by accounted_mu_
   std::vector<std::thread> workers_;
 
   // --- unaccounted fire times (controller_impl.cc, ControllerStats::unaccounted_fire_times)

@@ -375,6 +375,52 @@ TEST(ControllerLedgerTest, ControllerStateBlobRoundTripsAndIsTiedToTheUid) {
           {"uid", "u"}, {"accounting", model::EncodeAccountingState(model::AccountingState{})}}));
 }
 
+// A pass starts from the accounting state its CronJob's last completed pass committed. The
+// controller reads the ledger's copy once per CronJob and process (the first pass of each) and
+// keeps what each pass commits; a restart reads it again; a CronJob deleted and created again
+// under its name before a pass saw the delete starts afresh. Replay, which takes every pass's
+// starting state from the log alone, reproduces every pass.
+TEST(ControllerLedgerTest, AccountingIsReadFromTheLedgerOncePerCronJobAndProcess) {
+  Harness h(At(12, 0, 30));
+  auto reads = [&h] {
+    std::vector<std::string> r = h.ledger().TakeStateReads();
+    std::sort(r.begin(), r.end());
+    return r;
+  };
+  using Keys = std::vector<std::string>;
+  h.cluster().PutCronJob(CronJobManifest("a", "* * * * *", {{"successfulJobsHistoryLimit", 1}}));
+  h.cluster().PutCronJob(CronJobManifest("b", "*/2 * * * *"));
+  h.Pump();
+  EXPECT_EQ(reads(), (Keys{"default/a", "default/b"}));
+  for (int m = 1; m <= 4; ++m) {
+    ASSERT_GT(h.RunUntil(At(12, m, 20)), 0u);
+    h.cluster().FinishJob("default", reconciler::JobName("a", At(12, m)), "Complete");
+  }
+  EXPECT_EQ(reads(), Keys{});
+
+  h.Restart();
+  h.RunUntil(At(12, 6, 20));
+  EXPECT_EQ(reads(), (Keys{"default/a", "default/b"}));
+
+  // "a" again, another object (a new uid): one pass sees both events.
+  auto creates = [&h] {
+    const auto all = h.Decisions();
+    return std::count_if(all.begin(), all.end(),
+                         [](const auto& d) { return d.action == DecisionAction::kCreateJob; });
+  };
+  const auto created = creates();
+  h.cluster().DeleteCronJob("default", "a");
+  h.cluster().PutCronJob(CronJobManifest("a", "* * * * *"));
+  h.RunUntil(At(12, 8, 20));
+  EXPECT_EQ(reads(), Keys{});
+  EXPECT_GT(creates(), created);
+
+  auto report = testing::ReplayLedger(h.ledger());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->passes_replayed, h.InputsOf<model::Tick>().size());
+  EXPECT_EQ(report->divergences, 0u) << testing::FirstProblem(*report);
+}
+
 TEST(ControllerLedgerTest, RecordsTheIanaNameOfTheLocalZone) {
   // The localTimeZone ConfigChange names the zone (replay and `why` show it), not "Local".
   Harness utc(At(12, 0, 30));

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "controller/controller_impl.h"
@@ -292,21 +294,25 @@ model::Json JobObject(const std::string& name, const std::string& uid, const std
 }
 
 // The CronJobs that got a pass since the last Take(), by name (a pass that changes nothing leaves
-// no Tick, docs/controller.md "Unrecorded passes", but every pass of a CronJob the view holds reads
-// its accounting state).
+// no Tick, docs/controller.md "Unrecorded passes": ControllerOptions::before_pass sees it).
 class PassesRun {
  public:
-  explicit PassesRun(Harness& h) : h_(h) {}
+  ControllerOptions Options() {
+    ControllerOptions o;
+    o.before_pass = [this](const std::string& key) {
+      std::lock_guard<std::mutex> l(mu_);
+      keys_.insert(key.substr(key.find('/') + 1));
+    };
+    return o;
+  }
   std::multiset<std::string> Take() {
-    std::multiset<std::string> out;
-    for (const std::string& key : h_.ledger().TakeStateReads()) {
-      out.insert(key.substr(key.find('/') + 1));
-    }
-    return out;
+    std::lock_guard<std::mutex> l(mu_);
+    return std::exchange(keys_, {});
   }
 
  private:
-  Harness& h_;
+  std::mutex mu_;
+  std::multiset<std::string> keys_;
 };
 
 void IngestAndRun(Harness& h, model::WatchEventType type, const model::Json& object) {
@@ -329,7 +335,8 @@ TEST(ControllerTest, JobHandlersResolveOwnersByUidAndFoldDeletesPerIncarnation) 
   using handlers::kUidA;
   using handlers::kUidB;
   using model::WatchEventType;
-  Harness h(At(12, 0, 30));
+  handlers::PassesRun passes;
+  Harness h(At(12, 0, 30), passes.Options());
   model::Json a = CronJobManifest("a", "0 0 1 1 *");
   a["metadata"]["uid"] = kUidA;
   model::Json b = CronJobManifest("b", "0 0 1 1 *");
@@ -337,7 +344,6 @@ TEST(ControllerTest, JobHandlersResolveOwnersByUidAndFoldDeletesPerIncarnation) 
   h.cluster().PutCronJob(a);
   h.cluster().PutCronJob(b);
   h.Pump();
-  handlers::PassesRun passes(h);
   passes.Take();
   using Set = std::multiset<std::string>;
 

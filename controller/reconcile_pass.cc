@@ -104,13 +104,23 @@ Result<std::pair<std::string, model::AccountingState>> DecodeControllerState(
 
 Result<std::optional<model::AccountingState>> ControllerImpl::LoadAccounting(
     const std::string& key, const std::string& uid) {
+  // A CronJob deleted and created again under the same name starts with fresh bookkeeping.
+  auto of_this_uid = [&uid](const Accounted& a) {
+    return a.uid == uid ? std::optional<model::AccountingState>(a.state) : std::nullopt;
+  };
+  {
+    std::lock_guard<std::mutex> l(accounted_mu_);
+    if (auto it = accounted_.find(key); it != accounted_.end()) return of_this_uid(it->second);
+  }
   auto blob = ledger_.GetControllerState(key);
   if (blob.status().IsNotFound()) return std::optional<model::AccountingState>();
   if (!blob.ok()) return blob.status();
   CL_ASSIGN_OR_RETURN(auto state, DecodeControllerState(*blob));
-  // A CronJob deleted and created again under the same name starts with fresh bookkeeping.
-  if (state.first != uid) return std::optional<model::AccountingState>();
-  return std::optional<model::AccountingState>(std::move(state.second));
+  Accounted read{std::move(state.first), std::move(state.second)};
+  std::optional<model::AccountingState> out = of_this_uid(read);
+  std::lock_guard<std::mutex> l(accounted_mu_);
+  accounted_.insert_or_assign(key, std::move(read));
+  return out;
 }
 
 reconciler::SyncInputRef ControllerImpl::PassContext::Input(const model::TimeZoneDb& tzdb) const {
@@ -166,9 +176,12 @@ Result<std::optional<ControllerImpl::PassContext>> ControllerImpl::BeginPass(
     store::UnitOfWork unit;
     unit.controller_state.emplace_back(key, std::nullopt);
     CL_RETURN_IF_ERROR(ledger_.Commit(std::move(unit)).status());
+    std::lock_guard<std::mutex> l(accounted_mu_);
+    accounted_.erase(key);
     return std::optional<PassContext>();
   }
   CL_RETURN_IF_ERROR(read);
+  if (options_.before_pass) options_.before_pass(key);
   ctx.uid = ctx.invalid ? ctx.invalid->ref.uid : ctx.view.cron_job->cron_job->metadata.uid;
   CL_ASSIGN_OR_RETURN(std::optional<model::AccountingState> accounting,
                       LoadAccounting(key, ctx.uid));
@@ -276,6 +289,8 @@ Status ControllerImpl::FinishPass(const PassContext& ctx, std::vector<model::Inp
   end.decisions = std::move(result.decisions);
   CL_RETURN_IF_ERROR(ledger_.Commit(std::move(end)).status());
   decisions_ += decision_count;
+  std::lock_guard<std::mutex> l(accounted_mu_);
+  accounted_.insert_or_assign(ctx.key, Accounted{ctx.uid, result.accounting});
   return Status::Ok();
 }
 
