@@ -426,6 +426,43 @@ TEST(LedgerTest, SyncModes) {
   }
 }
 
+// A commit group writes only the counters it moves (last input seq, last decision seq, last
+// quarantine id); a reopened ledger goes on from each, whichever groups moved it last.
+TEST(LedgerTest, AReopenedLedgerGoesOnFromEveryCounter) {
+  TempDir dir;
+  auto commit = [](Ledger& l, int inputs, int decisions, int quarantined) {
+    UnitOfWork u;
+    for (int i = 0; i < inputs; ++i) {
+      u.inputs.push_back(model::ConfigChange{Time::FromUnix(i), "k", std::to_string(i)});
+    }
+    for (int i = 0; i < decisions; ++i) {
+      u.decisions.push_back(
+          MakeDecision("a", Time::FromUnix(60 * i), model::DecisionAction::kRequeue, ""));
+    }
+    for (int i = 0; i < quarantined; ++i) u.quarantine.push_back({0, Time(), "bad", "src", "{"});
+    auto r = l.Commit(std::move(u));
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : CommitResult{};
+  };
+  {
+    auto l = OpenLedger(dir.path());
+    commit(*l, 3, 0, 0);  // inputs 1..3
+    commit(*l, 0, 2, 0);  // decisions 1..2
+    commit(*l, 0, 0, 2);  // quarantine 1..2
+    commit(*l, 1, 0, 0);  // input 4
+  }
+  auto l = OpenLedger(dir.path());
+  const CommitResult r = commit(*l, 1, 1, 0);
+  EXPECT_EQ(r.first_input_seq, 5u);
+  EXPECT_EQ(r.first_decision_seq, 3u);
+  commit(*l, 0, 0, 1);
+  auto q = l->ListQuarantine(0, 0);
+  ASSERT_TRUE(q.ok());
+  ASSERT_EQ(q->size(), 3u);
+  EXPECT_EQ(q->back().id, 3u);
+  EXPECT_EQ(l->Meta()->last_input_seq, 5u);
+}
+
 size_t SstFiles(const std::string& dir) {
   size_t n = 0;
   for (const auto& f : std::filesystem::directory_iterator(dir))

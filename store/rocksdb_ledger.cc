@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -142,6 +143,7 @@ struct RocksDbLedger::Group {
   std::unique_ptr<rocksdb::WriteBatch> batch;
   std::unique_ptr<GroupView> view;
   std::shared_ptr<Group> below;  // prepared on top of this group (while preparing only)
+  Counters start;                // the counters before this group, as the meta keys hold them
   Counters next;
   std::vector<CommitResult> results;
   uint64_t records = 0;
@@ -587,6 +589,7 @@ Result<CommitResult> RocksDbLedger::Commit(UnitOfWork unit) {
   } else {
     g->next = committed_;
   }
+  g->start = g->next;
   preparing_ = true;
   preparing_group_ = g;
   l.unlock();
@@ -681,13 +684,14 @@ Status RocksDbLedger::PrepareGroup(Group* g, size_t bytes) {
   }
   if (status.ok()) status = g->view->Flush(g->batch.get());
   if (status.ok()) {
-    const std::pair<std::string_view, uint64_t> meta[] = {
-        {keys::kLastInputSeq, g->next.last_input_seq},
-        {keys::kLastDecisionSeq, g->next.last_decision_seq},
-        {keys::kLastQuarantineId, g->next.last_quarantine_id},
+    // Only the counters this group moved: the others' keys already hold their values.
+    const std::tuple<std::string_view, uint64_t, uint64_t> meta[] = {
+        {keys::kLastInputSeq, g->start.last_input_seq, g->next.last_input_seq},
+        {keys::kLastDecisionSeq, g->start.last_decision_seq, g->next.last_decision_seq},
+        {keys::kLastQuarantineId, g->start.last_quarantine_id, g->next.last_quarantine_id},
     };
-    for (const auto& [key, value] : meta) {
-      if (status.ok()) {
+    for (const auto& [key, before, value] : meta) {
+      if (status.ok() && value != before) {
         status = FromRocks(g->batch->Put(cfs_[kMetaCf], key, keys::Be64(value)), "meta");
       }
     }
