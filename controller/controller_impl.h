@@ -83,9 +83,6 @@ class ControllerImpl final : public Controller {
     // Set when the CronJob's bytes do not decode, or one of its Jobs' (then jobs stays empty).
     std::optional<reconciler::InvalidCronJob> invalid;
     std::vector<const model::Job*> jobs;  // the view's decoded Jobs
-    // The CronJob decoded whole from its bytes, once the pass writes its status (the body of
-    // that call is the whole object); until then the view's decoded fields.
-    std::optional<model::CronJob> whole;
     bool has_state = false;  // accounting is a completed pass's (the state blob, same uid)
     model::AccountingState accounting;
     std::vector<model::ApiOutcome> outcomes;  // of the calls made so far
@@ -100,9 +97,8 @@ class ControllerImpl final : public Controller {
   // §3 step 1).
   Result<std::optional<PassContext>> BeginPass(const std::string& key, const std::string& why);
   Result<reconciler::Step> PerformCalls(PassContext& ctx, std::vector<model::Input>* unsent);
-  // Decide over ctx; when the next call is a status write, over the whole CronJob (read and
-  // decoded here, once per pass).
-  Result<reconciler::Step> DecideStep(PassContext& ctx);
+  // Decide over ctx; a status write's body is built here from the CronJob's stored bytes.
+  Result<reconciler::Step> DecideStep(const PassContext& ctx);
   // The pass of a CronJob that does not decode (ctx.invalid): no call, one record.
   static reconciler::Step InvalidStep(const PassContext& ctx);
   Status FinishPass(const PassContext& ctx, std::vector<model::Input> unsent,

@@ -125,7 +125,7 @@ Result<std::optional<model::AccountingState>> ControllerImpl::LoadAccounting(
 
 reconciler::SyncInputRef ControllerImpl::PassContext::Input(const model::TimeZoneDb& tzdb) const {
   reconciler::SyncInputRef in;
-  in.cron_job = whole ? &*whole : &*view.cron_job->cron_job;
+  in.cron_job = &*view.cron_job->cron_job;
   in.jobs = jobs;
   in.now = now;
   in.options = options;
@@ -201,22 +201,21 @@ reconciler::Step ControllerImpl::InvalidStep(const PassContext& ctx) {
   return step;
 }
 
-Result<reconciler::Step> ControllerImpl::DecideStep(PassContext& ctx) {
+Result<reconciler::Step> ControllerImpl::DecideStep(const PassContext& ctx) {
   reconciler::Step step = reconciler::Decide(ctx.Input(tzdb_));
-  if (!step.next_call || step.next_call->verb != model::ApiVerb::kUpdateStatus || ctx.whole) {
-    return step;
-  }
-  // The body of a status write is the whole CronJob with its new status, which the view's decoded
-  // fields do not hold: decode the bytes of the version the pass read whole and decide again.
-  // Decide decides the same over both forms; only the body differs.
+  if (!step.next_call || step.next_call->verb != model::ApiVerb::kUpdateStatus) return step;
+  // Decide gives a status write's new status alone (DecideOptions::CallObjects::kPending): the
+  // body is the CronJob as the pass read it, the bytes the ledger keeps of that version, with it.
   CL_ASSIGN_OR_RETURN(const std::string raw, ledger_.GetInputRaw(ctx.view.cron_job->source_seq));
-  auto whole = reconciler::DecodeStoredCronJob(raw);
-  if (!whole.ok()) {
-    return Status::Internal("CronJob " + ctx.key +
-                            " decodes as fields but not whole: " + whole.status().ToString());
+  auto body = model::ParseJson(raw);
+  if (!body.ok() || !body->is_object()) {
+    return Status::Internal("CronJob " + ctx.key + ": its stored bytes (input " +
+                            std::to_string(ctx.view.cron_job->source_seq) +
+                            ") are not a JSON object: " + body.status().ToString());
   }
-  ctx.whole = std::move(*whole);
-  return reconciler::Decide(ctx.Input(tzdb_));
+  (*body)["status"] = std::move(step.next_call->object["status"]);
+  step.next_call->object = std::move(*body);
+  return step;
 }
 
 // The Tick (in *unsent) is committed with the first intent, the outcome of call k together with

@@ -34,8 +34,11 @@ struct DecideOptions {
   // Which create and updateStatus calls get their ApiCall::object: all (SyncResult::actions and
   // the pending call), only the pending one (a driver that sends it and keeps nothing else: the
   // controller, which would otherwise encode a body it drops each time Decide runs the pass
-  // again), or none (replay, which compares decisions and never sends the calls). Nothing else
-  // changes: the decisions are the same. Default: kAll.
+  // again), or none (replay, which compares decisions and never sends the calls). With kPending,
+  // a pending status write's object is {"status": <the CronJob's new status>} alone: the driver
+  // writes it into the CronJob as it read it (the controller: the bytes the ledger keeps), so
+  // the input's CronJob may be the decoded fields of model/job_fields.h. Nothing else changes:
+  // the decisions are the same. Default: kAll.
   enum class CallObjects { kAll, kPending, kNone };
   CallObjects call_objects = CallObjects::kAll;
   // Where parsed schedules are looked up and kept (reconciler/schedule_memo.h); null parses the

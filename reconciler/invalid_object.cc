@@ -1,7 +1,5 @@
 #include "reconciler/invalid_object.h"
 
-#include "model/json.h"
-
 namespace cronledger::reconciler {
 
 namespace {
@@ -9,14 +7,6 @@ constexpr std::string_view kStored = "stored CronJob";
 }  // namespace
 
 std::string StoredCronJobError(const Status& error) { return error.WithContext(kStored).message(); }
-
-Result<model::CronJob> DecodeStoredCronJob(std::string_view raw) {
-  auto json = model::ParseJson(raw);
-  if (!json.ok()) return json.status().WithContext(kStored);
-  auto decoded = model::DecodeCronJob(*json);
-  if (!decoded.ok()) return decoded.status().WithContext(kStored);
-  return decoded;
-}
 
 std::string StoredJobError(std::string_view name, const Status& error) {
   return error.WithContext("stored Job " + std::string(name)).message();

@@ -32,10 +32,8 @@ struct InvalidCronJob {
   std::string message;      // StoredCronJobError's or StoredJobError's text
 };
 
-// The stored bytes decoded, or the error every reader reports for them ("stored CronJob: ...").
-Result<model::CronJob> DecodeStoredCronJob(std::string_view raw);
 // The message of a stored CronJob that failed to decode with `error` (ParseJson's or
-// DecodeCronJob's): what DecodeStoredCronJob returns.
+// DecodeCronJob's), the error every reader reports for its bytes: "stored CronJob: ...".
 std::string StoredCronJobError(const Status& error);
 
 // The message of stored Job `name` that failed to decode with `error`: "stored Job NAME: ...".

@@ -110,7 +110,9 @@ SyncPass::Flow SyncPass::Finish() {
   out_.accounting = accountant_.Finish();
   if (out_.status_changed) {
     model::Json object;
-    if (NextCallNeedsObject()) {
+    if (in_.options.call_objects == DecideOptions::CallObjects::kPending) {
+      if (NextCallNeedsObject()) object = {{"status", model::EncodeCronJobStatus(status_)}};
+    } else if (NextCallNeedsObject()) {
       model::CronJob written = *cj_;
       written.status = status_;
       object = model::EncodeCronJob(written);
