@@ -66,9 +66,11 @@ TypedView::ObjectPtr TypedView::Decode(const model::WatchEvent& ev, uint64_t seq
   o->uid = ev.uid;
   o->resource_version = ev.resource_version;
   o->source_seq = seq;
+  // An event's decoder may have decoded the object already (model::WatchEvent::cron_job, job).
   if (ev.kind == model::ObjectKind::kCronJob) {
-    auto cj = model::DecodeCronJobFields(ev.raw);
-    if (cj.ok()) {
+    if (ev.cron_job) {
+      o->cron_job = ev.cron_job;
+    } else if (auto cj = model::DecodeCronJobFields(ev.raw); cj.ok()) {
       o->cron_job = std::make_shared<const model::CronJob>(std::move(*cj));
     } else {
       o->error = reconciler::StoredCronJobError(cj.status());
@@ -76,8 +78,9 @@ TypedView::ObjectPtr TypedView::Decode(const model::WatchEvent& ev, uint64_t seq
   } else {
     o->owner_name = ev.owner_name;
     o->owner_uid = ev.owner_uid;
-    auto job = model::DecodeJobFields(ev.raw);
-    if (job.ok()) {
+    if (ev.job) {
+      o->job = ev.job;
+    } else if (auto job = model::DecodeJobFields(ev.raw); job.ok()) {
       o->job = std::make_shared<const model::Job>(std::move(*job));
     } else {
       o->error = reconciler::StoredJobError(ev.name, job.status());

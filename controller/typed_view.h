@@ -2,7 +2,8 @@
 
 // The controller's decoded image of the ledger's view (docs/controller.md "The view in memory"):
 // every CronJob and Job the view holds, decoded once, when the watch event that brought it is
-// committed, and the view's owner index. A pass reads its CronJob's family from here, with no
+// committed (or taken as the event's decoder decoded it, model::WatchEvent::cron_job and job), and
+// the view's owner index. A pass reads its CronJob's family from here, with no
 // ledger read and no decode; the event handlers compare each event with the object it replaces.
 // The bytes stay in the ledger (Ledger::GetInputRaw of an object's source_seq).
 //
@@ -76,7 +77,8 @@ class TypedView {
   ObjectPtr Find(model::ObjectKind kind, std::string_view ns, std::string_view name) const;
   size_t ObjectCount() const;
 
-  // The object the view would hold for `ev`'s bytes (decoded as above).
+  // The object the view would hold for `ev`'s bytes (decoded as above, or the event's decoded
+  // object).
   static ObjectPtr Decode(const model::WatchEvent& ev, uint64_t seq);
 
  private:

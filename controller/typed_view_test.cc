@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "model/job_fields.h"
+#include "model/test_events.h"
+#include "model/watch_decoder.h"
 #include "reconciler/invalid_object.h"
 #include "store/test_util.h"
 
@@ -263,6 +265,37 @@ TEST_F(TypedViewTest, AReadFamilyOutlivesTheObjectsReplacingIt) {
   ASSERT_EQ(other->jobs.size(), 2u);
   EXPECT_EQ(other->jobs[0]->job->metadata.name, "job-a");
   EXPECT_EQ(other->jobs[1]->job->metadata.name, "other");
+}
+
+// An event whose decoder decoded its object (model::WatchDecoder, on the Kubernetes and Kafka
+// paths) is not decoded again: the view holds that very object.
+TEST_F(TypedViewTest, KeepsTheObjectTheEventsDecoderDecoded) {
+  model::WatchDecoder decoder;
+  model::DecodedDocument doc = decoder.DecodeCopy(
+      model::testing::WatchLine("ADDED", model::testing::CronJobObject("ns", "cj", "u1", 1)));
+  doc.events.push_back(
+      decoder
+          .DecodeCopy(model::testing::WatchLine(
+              "ADDED", model::testing::JobObject("ns", "cj-1", "j1", 2, "cj", "u1")))
+          .events.at(0));
+  ASSERT_EQ(doc.events.size(), 2u);
+  ASSERT_NE(doc.events[0].cron_job, nullptr);
+  ASSERT_NE(doc.events[1].job, nullptr);
+  store::CommitResult committed;
+  Ingest(doc.events, &committed);
+  auto family = view_.Read("ns", "cj");
+  ASSERT_TRUE(family.has_value());
+  EXPECT_EQ(family->cron_job->cron_job, doc.events[0].cron_job);  // the same object
+  ASSERT_EQ(family->jobs.size(), 1u);
+  EXPECT_EQ(family->jobs[0]->job, doc.events[1].job);
+  // Loaded from the ledger it decodes the stored bytes to the same fields.
+  TypedView loaded;
+  ASSERT_TRUE(loaded.Load(*ledger_).ok());
+  auto again = loaded.Read("ns", "cj");
+  ASSERT_TRUE(again.has_value());
+  EXPECT_NE(again->cron_job->cron_job, doc.events[0].cron_job);
+  EXPECT_EQ(model::EncodeCronJob(*again->cron_job->cron_job),
+            model::EncodeCronJob(*doc.events[0].cron_job));
 }
 
 }  // namespace

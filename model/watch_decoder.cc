@@ -141,16 +141,21 @@ bool ValidName(std::string_view s) {
 // every later read of it; the API server's decoder refuses such an object outright, so it is
 // refused here too and the view keeps the version before it, as an informer's cache would. The
 // check is the passes' own decoder (job_fields.h), which fails exactly when DecodeCronJob does.
-std::string ValidateCronJob(std::string_view raw) {
-  Status s = DecodeCronJobFields(raw).status();
-  return s.ok() ? "" : "invalid CronJob: " + s.message();
+// The decoded object goes with the event (WatchEvent::cron_job), for the view in memory.
+std::string ValidateCronJob(std::string_view raw, WatchEvent* ev) {
+  auto cj = DecodeCronJobFields(raw);
+  if (!cj.ok()) return "invalid CronJob: " + cj.status().message();
+  ev->cron_job = std::make_shared<const CronJob>(std::move(*cj));
+  return "";
 }
 
 // The same for a Job: every pass of its CronJob reads it, so one the model cannot hold (a status
 // field of the wrong type, a malformed time) is refused at the door like a CronJob.
-std::string ValidateJob(std::string_view raw) {
-  Status s = DecodeJobFields(raw).status();
-  return s.ok() ? "" : "invalid Job: " + s.message();
+std::string ValidateJob(std::string_view raw, WatchEvent* ev) {
+  auto job = DecodeJobFields(raw);
+  if (!job.ok()) return "invalid Job: " + job.status().message();
+  ev->job = std::make_shared<const Job>(std::move(*job));
+  return "";
 }
 
 // An item of a typed list (`CronJobList`) as the API server sends it has no kind or apiVersion:
@@ -187,7 +192,8 @@ std::string MakeEvent(WatchEventType type, const ObjectInfo& info, std::string_v
     if (!ValidName(info.name) || !ValidName(info.ns)) return "invalid metadata.name or namespace";
   }
   if (type != WatchEventType::kBookmark && type != WatchEventType::kDeleted) {
-    std::string invalid = *kind == ObjectKind::kCronJob ? ValidateCronJob(raw) : ValidateJob(raw);
+    std::string invalid =
+        *kind == ObjectKind::kCronJob ? ValidateCronJob(raw, ev) : ValidateJob(raw, ev);
     if (!invalid.empty()) return invalid;
   }
   ev->type = type;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "model/job_fields.h"
 #include "model/json.h"
 #include "model/json_limits.h"
 #include "model/test_events.h"
@@ -31,6 +32,39 @@ TEST(DecoderTest, WatchEventOfARealisticJob) {
   EXPECT_EQ(e.owner_name, "backup");
   EXPECT_EQ(e.owner_uid, "cj-uid");
   EXPECT_EQ(e.raw, object);  // the object's bytes exactly as received
+  // Decoded once, as a pass reads it: the event carries what the check decoded.
+  ASSERT_NE(e.job, nullptr);
+  EXPECT_EQ(e.cron_job, nullptr);
+  EXPECT_EQ(EncodeJob(*e.job), EncodeJob(*DecodeJobFields(object)));
+  EXPECT_EQ(e.job->metadata.name, "backup-1");
+}
+
+// Every accepted ADDED or MODIFIED object goes with its decoded form, whatever document it came
+// in; a DELETED one and a bookmark are not decoded (nothing reads them).
+TEST(DecoderTest, AcceptedObjectsCarryTheirDecodedForm) {
+  WatchDecoder decoder;
+  const std::string cj = testing::CronJobObject("ns", "a", "ua", 7);
+  const std::string job = testing::JobObject("ns", "a-1", "uj", 8, "a", "ua");
+  DecodedDocument out = decoder.DecodeCopy(testing::WatchLine("ADDED", cj));
+  decoder.Decode(R"({"apiVersion":"v1","kind":"List","items":[)" + cj + "," + job +
+                     R"(],"metadata":{}})" + std::string(kDecoderPadding, ' '),
+                 &out);
+  out.events.push_back(decoder.DecodeCopy(testing::WatchLine("DELETED", job)).events.at(0));
+  ASSERT_TRUE(out.rejections.empty()) << out.rejections[0].reason;
+  ASSERT_EQ(out.events.size(), 4u);
+  for (size_t i : {0, 1}) {
+    ASSERT_NE(out.events[i].cron_job, nullptr) << i;
+    EXPECT_EQ(out.events[i].job, nullptr) << i;
+    EXPECT_EQ(EncodeCronJob(*out.events[i].cron_job),
+              EncodeCronJob(*DecodeCronJobFields(out.events[i].raw)));
+  }
+  ASSERT_NE(out.events[2].job, nullptr);
+  EXPECT_EQ(out.events[2].job->metadata.uid, "uj");
+  EXPECT_EQ(out.events[3].job, nullptr);  // DELETED
+  // Not part of the event's value: an event without it is the same event.
+  model::WatchEvent bare = out.events[0];
+  bare.cron_job.reset();
+  EXPECT_EQ(bare, out.events[0]);
 }
 
 TEST(DecoderTest, FieldOrderAndBareObjectsAndLists) {
