@@ -209,9 +209,11 @@ Result<reconciler::Step> ControllerImpl::DecideStep(const PassContext& ctx) {
   CL_ASSIGN_OR_RETURN(const std::string raw, ledger_.GetInputRaw(ctx.view.cron_job->source_seq));
   auto body = model::ParseJson(raw);
   if (!body.ok() || !body->is_object()) {
+    // The view decoded these bytes, so this is corruption or a bug, not an input to record.
     return Status::Internal("CronJob " + ctx.key + ": its stored bytes (input " +
                             std::to_string(ctx.view.cron_job->source_seq) +
-                            ") are not a JSON object: " + body.status().ToString());
+                            ") are not a JSON object" +
+                            (body.ok() ? "" : ": " + body.status().ToString()));
   }
   (*body)["status"] = std::move(step.next_call->object["status"]);
   step.next_call->object = std::move(*body);
