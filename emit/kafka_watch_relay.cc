@@ -162,6 +162,9 @@ Result<WatchTopicState> ReadWatchTopicState(const TopicReaderOptions& options,
     if (ev.type == model::WatchEventType::kDeleted) {
       objects.erase(id);
     } else {
+      // What the topic holds is compared by its fields and bytes; the decoded object is not kept.
+      ev.cron_job.reset();
+      ev.job.reset();
       objects[id] = std::move(ev);
     }
     return Status::Ok();
