@@ -110,12 +110,15 @@ SyncPass::Flow SyncPass::Finish() {
   out_.accounting = accountant_.Finish();
   if (out_.status_changed) {
     model::Json object;
-    if (in_.options.call_objects == DecideOptions::CallObjects::kPending) {
-      if (NextCallNeedsObject()) object = {{"status", model::EncodeCronJobStatus(status_)}};
-    } else if (NextCallNeedsObject()) {
-      model::CronJob written = *cj_;
-      written.status = status_;
-      object = model::EncodeCronJob(written);
+    if (NextCallNeedsObject()) {
+      if (in_.options.call_objects == DecideOptions::CallObjects::kPending) {
+        // The driver writes the status into the CronJob as it read it (DecideOptions).
+        object = {{"status", model::EncodeCronJobStatus(status_)}};
+      } else {
+        model::CronJob written = *cj_;
+        written.status = status_;
+        object = model::EncodeCronJob(written);
+      }
     }
     auto outcome = Call(ApiVerb::kUpdateStatus, ApiKind::kCronJob, cj_->metadata.namespace_,
                         cj_->metadata.name, std::move(object));
