@@ -66,10 +66,10 @@ TypedView::ObjectPtr TypedView::Decode(const model::WatchEvent& ev, uint64_t seq
   o->uid = ev.uid;
   o->resource_version = ev.resource_version;
   o->source_seq = seq;
-  // An event's decoder may have decoded the object already (model::WatchEvent::cron_job, job).
+  // An event's decoder may have decoded the object already (model::WatchEvent::decoded).
   if (ev.kind == model::ObjectKind::kCronJob) {
-    if (ev.cron_job) {
-      o->cron_job = ev.cron_job;
+    if (ev.decoded.cron_job) {
+      o->cron_job = ev.decoded.cron_job;
     } else if (auto cj = model::DecodeCronJobFields(ev.raw); cj.ok()) {
       o->cron_job = std::make_shared<const model::CronJob>(std::move(*cj));
     } else {
@@ -78,8 +78,8 @@ TypedView::ObjectPtr TypedView::Decode(const model::WatchEvent& ev, uint64_t seq
   } else {
     o->owner_name = ev.owner_name;
     o->owner_uid = ev.owner_uid;
-    if (ev.job) {
-      o->job = ev.job;
+    if (ev.decoded.job) {
+      o->job = ev.decoded.job;
     } else if (auto job = model::DecodeJobFields(ev.raw); job.ok()) {
       o->job = std::make_shared<const model::Job>(std::move(*job));
     } else {

@@ -2,7 +2,7 @@
 
 // The controller's decoded image of the ledger's view (docs/controller.md "The view in memory"):
 // every CronJob and Job the view holds, decoded once, when the watch event that brought it is
-// committed (or taken as the event's decoder decoded it, model::WatchEvent::cron_job and job), and
+// committed (or taken as the event's decoder decoded it, model::WatchEvent::decoded), and
 // the view's owner index. A pass reads its CronJob's family from here, with no
 // ledger read and no decode; the event handlers compare each event with the object it replaces.
 // The bytes stay in the ledger (Ledger::GetInputRaw of an object's source_seq).

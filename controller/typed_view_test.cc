@@ -279,23 +279,23 @@ TEST_F(TypedViewTest, KeepsTheObjectTheEventsDecoderDecoded) {
               "ADDED", model::testing::JobObject("ns", "cj-1", "j1", 2, "cj", "u1")))
           .events.at(0));
   ASSERT_EQ(doc.events.size(), 2u);
-  ASSERT_NE(doc.events[0].cron_job, nullptr);
-  ASSERT_NE(doc.events[1].job, nullptr);
+  ASSERT_NE(doc.events[0].decoded.cron_job, nullptr);
+  ASSERT_NE(doc.events[1].decoded.job, nullptr);
   store::CommitResult committed;
   Ingest(doc.events, &committed);
   auto family = view_.Read("ns", "cj");
   ASSERT_TRUE(family.has_value());
-  EXPECT_EQ(family->cron_job->cron_job, doc.events[0].cron_job);  // the same object
+  EXPECT_EQ(family->cron_job->cron_job, doc.events[0].decoded.cron_job);  // the same object
   ASSERT_EQ(family->jobs.size(), 1u);
-  EXPECT_EQ(family->jobs[0]->job, doc.events[1].job);
+  EXPECT_EQ(family->jobs[0]->job, doc.events[1].decoded.job);
   // Loaded from the ledger it decodes the stored bytes to the same fields.
   TypedView loaded;
   ASSERT_TRUE(loaded.Load(*ledger_).ok());
   auto again = loaded.Read("ns", "cj");
   ASSERT_TRUE(again.has_value());
-  EXPECT_NE(again->cron_job->cron_job, doc.events[0].cron_job);
+  EXPECT_NE(again->cron_job->cron_job, doc.events[0].decoded.cron_job);
   EXPECT_EQ(model::EncodeCronJob(*again->cron_job->cron_job),
-            model::EncodeCronJob(*doc.events[0].cron_job));
+            model::EncodeCronJob(*doc.events[0].decoded.cron_job));
 }
 
 }  // namespace

@@ -146,7 +146,7 @@ WatchRelayStats KafkaWatchPublisher::stats() {
 Result<WatchTopicState> ReadWatchTopicState(const TopicReaderOptions& options,
                                             const std::string& topic) {
   WatchTopicState state;
-  model::WatchDecoder decoder;
+  model::WatchDecoder decoder(model::DecodedObjects::kDrop);  // compared by fields and bytes
   CL_RETURN_IF_ERROR(ReadTopicToEnd(options, topic, [&](const TopicMessage& m) {
     ++state.messages;
     model::DecodedDocument decoded = decoder.DecodeCopy(m.value);
@@ -162,9 +162,6 @@ Result<WatchTopicState> ReadWatchTopicState(const TopicReaderOptions& options,
     if (ev.type == model::WatchEventType::kDeleted) {
       objects.erase(id);
     } else {
-      // What the topic holds is compared by its fields and bytes; the decoded object is not kept.
-      ev.cron_job.reset();
-      ev.job.reset();
       objects[id] = std::move(ev);
     }
     return Status::Ok();

@@ -254,7 +254,7 @@ Result<IngestProgress> IngestStream(int fd, store::Ledger* ledger,
   progress.line = start.line;
   progress.resumed_from = start.offset;
   Committer committer(ledger, &progress, on_commit);
-  model::WatchDecoder decoder;
+  model::WatchDecoder decoder(model::DecodedObjects::kDrop);  // the ledger keeps the bytes
   DocumentSplitter splitter(start.line);
   model::DecodedDocument decoded;
   std::string buf;
@@ -298,13 +298,7 @@ Result<IngestProgress> IngestStream(int fd, store::Ledger* ledger,
       } else {
         decoder.Decode(text, &decoded);
       }
-      for (auto& ev : decoded.events) {
-        // Nothing on this path reads the decoded object (the ledger keeps the bytes): freed
-        // here, on the decoding thread, rather than after the commit on the committer's.
-        ev.cron_job.reset();
-        ev.job.reset();
-        unit.unit.inputs.emplace_back(std::move(ev));
-      }
+      for (auto& ev : decoded.events) unit.unit.inputs.emplace_back(std::move(ev));
       for (auto& r : decoded.rejections) {
         std::string where = label + ":" + std::to_string(doc.line);
         if (r.item >= 0) where += " items[" + std::to_string(r.item) + "]";

@@ -56,18 +56,17 @@ struct WatchEvent {
   std::string owner_uid;
   std::string raw;  // the object's JSON bytes; the store keeps them apart, compressed
   // The object decoded into the typed fields a pass reads (model/job_fields.h) by the decoder that
-  // made the event: model::WatchDecoder decodes every ADDED and MODIFIED object it accepts, to
-  // check it. The view in memory keeps it instead of decoding the bytes again. At most one is set,
-  // the one of `kind`; both are null when no decoder read the object. A function of `raw`: not
-  // recorded, and not compared.
-  std::shared_ptr<const CronJob> cron_job = nullptr;
-  std::shared_ptr<const Job> job = nullptr;
-  friend bool operator==(const WatchEvent& a, const WatchEvent& b) {
-    return a.type == b.type && a.kind == b.kind && a.api_version == b.api_version &&
-           a.namespace_ == b.namespace_ && a.name == b.name && a.uid == b.uid &&
-           a.resource_version == b.resource_version && a.owner_name == b.owner_name &&
-           a.owner_uid == b.owner_uid && a.raw == b.raw;
-  }
+  // made the event (model::WatchDecoder, which decodes every ADDED and MODIFIED object it accepts
+  // to check it): the view in memory keeps it instead of decoding the bytes again. At most one is
+  // set, the one of `kind`; both are null when no decoder read the object or its consumer keeps
+  // only the bytes. A function of `raw`: not recorded, and equal in every event.
+  struct Decoded {
+    std::shared_ptr<const CronJob> cron_job;
+    std::shared_ptr<const Job> job;
+    friend bool operator==(const Decoded&, const Decoded&) { return true; }
+  };
+  Decoded decoded = {};
+  friend bool operator==(const WatchEvent&, const WatchEvent&) = default;
 };
 
 // The partitioning key of a watch event (docs/design.md §5): a CronJob by `namespace/name`, a Job

@@ -141,20 +141,20 @@ bool ValidName(std::string_view s) {
 // every later read of it; the API server's decoder refuses such an object outright, so it is
 // refused here too and the view keeps the version before it, as an informer's cache would. The
 // check is the passes' own decoder (job_fields.h), which fails exactly when DecodeCronJob does.
-// The decoded object goes with the event (WatchEvent::cron_job), for the view in memory.
-std::string ValidateCronJob(std::string_view raw, WatchEvent* ev) {
+// The decoded object goes with the event when `keep` (WatchEvent::decoded).
+std::string ValidateCronJob(std::string_view raw, bool keep, WatchEvent* ev) {
   auto cj = DecodeCronJobFields(raw);
   if (!cj.ok()) return "invalid CronJob: " + cj.status().message();
-  ev->cron_job = std::make_shared<const CronJob>(std::move(*cj));
+  if (keep) ev->decoded.cron_job = std::make_shared<const CronJob>(std::move(*cj));
   return "";
 }
 
 // The same for a Job: every pass of its CronJob reads it, so one the model cannot hold (a status
 // field of the wrong type, a malformed time) is refused at the door like a CronJob.
-std::string ValidateJob(std::string_view raw, WatchEvent* ev) {
+std::string ValidateJob(std::string_view raw, bool keep, WatchEvent* ev) {
   auto job = DecodeJobFields(raw);
   if (!job.ok()) return "invalid Job: " + job.status().message();
-  ev->job = std::make_shared<const Job>(std::move(*job));
+  if (keep) ev->decoded.job = std::make_shared<const Job>(std::move(*job));
   return "";
 }
 
@@ -177,7 +177,7 @@ std::string WithTypeMeta(std::string_view raw, std::string_view kind,
 
 // Validates an object and makes the event, or returns the rejection reason.
 std::string MakeEvent(WatchEventType type, const ObjectInfo& info, std::string_view raw,
-                      WatchEvent* ev) {
+                      DecodedObjects decoded, WatchEvent* ev) {
   if (Status s = CheckObjectLimits(raw); !s.ok()) return s.message();
   if (info.kind.empty()) return "missing kind";
   auto kind = ParseObjectKind(info.kind);
@@ -192,8 +192,9 @@ std::string MakeEvent(WatchEventType type, const ObjectInfo& info, std::string_v
     if (!ValidName(info.name) || !ValidName(info.ns)) return "invalid metadata.name or namespace";
   }
   if (type != WatchEventType::kBookmark && type != WatchEventType::kDeleted) {
+    const bool keep = decoded == DecodedObjects::kKeep;
     std::string invalid =
-        *kind == ObjectKind::kCronJob ? ValidateCronJob(raw, ev) : ValidateJob(raw, ev);
+        *kind == ObjectKind::kCronJob ? ValidateCronJob(raw, keep, ev) : ValidateJob(raw, keep, ev);
     if (!invalid.empty()) return invalid;
   }
   ev->type = type;
@@ -223,6 +224,8 @@ std::string_view Trim(std::string_view s) {
 }  // namespace
 
 struct WatchDecoder::Impl {
+  explicit Impl(DecodedObjects d) : decoded(d) {}
+  const DecodedObjects decoded;
   od::parser parser;
   std::string scratch;  // DecodeCopy's padded buffer
   // Set by DecodeDocument for a watch event whose type was read and whose object was refused.
@@ -313,7 +316,7 @@ std::string WatchDecoder::Impl::DecodeDocument(std::string_view doc, DecodedDocu
     }
     auto t = ParseWatchEventType(type);
     if (!t.ok()) return "unknown watch event type \"" + std::string(type) + "\"";
-    err = object_err.empty() ? MakeEvent(*t, inner, object_raw, &ev) : object_err;
+    err = object_err.empty() ? MakeEvent(*t, inner, object_raw, decoded, &ev) : object_err;
     if (!err.empty()) {
       refused_type = *t;
       refused = inner;
@@ -345,7 +348,8 @@ std::string WatchDecoder::Impl::DecodeDocument(std::string_view doc, DecodedDocu
       }
       WatchEvent item_ev;
       std::string item_err = item.err;
-      if (item_err.empty()) item_err = MakeEvent(WatchEventType::kAdded, item.info, raw, &item_ev);
+      if (item_err.empty())
+        item_err = MakeEvent(WatchEventType::kAdded, item.info, raw, decoded, &item_ev);
       if (item_err.empty()) {
         out->events.push_back(std::move(item_ev));
       } else {
@@ -363,14 +367,14 @@ std::string WatchDecoder::Impl::DecodeDocument(std::string_view doc, DecodedDocu
     }
     return "";
   } else {
-    err = MakeEvent(WatchEventType::kAdded, self, Trim(doc), &ev);
+    err = MakeEvent(WatchEventType::kAdded, self, Trim(doc), decoded, &ev);
   }
   if (!err.empty()) return err;
   out->events.push_back(std::move(ev));
   return "";
 }
 
-WatchDecoder::WatchDecoder() : impl_(std::make_unique<Impl>()) {}
+WatchDecoder::WatchDecoder(DecodedObjects decoded) : impl_(std::make_unique<Impl>(decoded)) {}
 WatchDecoder::~WatchDecoder() = default;
 
 void WatchDecoder::Decode(std::string_view doc, DecodedDocument* out) {

@@ -57,9 +57,14 @@ struct DecodedDocument {
   std::string error_status;
 };
 
+// Whether accepted events carry the object the decoder decoded to check it (WatchEvent::decoded):
+// kept for a consumer that holds the view in memory (the controller's Kubernetes and Kafka
+// sources), dropped at once for one that keeps only the bytes (`cronledger ingest`).
+enum class DecodedObjects { kKeep, kDrop };
+
 class WatchDecoder {
  public:
-  WatchDecoder();
+  explicit WatchDecoder(DecodedObjects decoded = DecodedObjects::kKeep);
   ~WatchDecoder();
   WatchDecoder(const WatchDecoder&) = delete;
   WatchDecoder& operator=(const WatchDecoder&) = delete;

@@ -33,10 +33,10 @@ TEST(DecoderTest, WatchEventOfARealisticJob) {
   EXPECT_EQ(e.owner_uid, "cj-uid");
   EXPECT_EQ(e.raw, object);  // the object's bytes exactly as received
   // Decoded once, as a pass reads it: the event carries what the check decoded.
-  ASSERT_NE(e.job, nullptr);
-  EXPECT_EQ(e.cron_job, nullptr);
-  EXPECT_EQ(EncodeJob(*e.job), EncodeJob(*DecodeJobFields(object)));
-  EXPECT_EQ(e.job->metadata.name, "backup-1");
+  ASSERT_NE(e.decoded.job, nullptr);
+  EXPECT_EQ(e.decoded.cron_job, nullptr);
+  EXPECT_EQ(EncodeJob(*e.decoded.job), EncodeJob(*DecodeJobFields(object)));
+  EXPECT_EQ(e.decoded.job->metadata.name, "backup-1");
 }
 
 // Every accepted ADDED or MODIFIED object goes with its decoded form, whatever document it came
@@ -53,18 +53,33 @@ TEST(DecoderTest, AcceptedObjectsCarryTheirDecodedForm) {
   ASSERT_TRUE(out.rejections.empty()) << out.rejections[0].reason;
   ASSERT_EQ(out.events.size(), 4u);
   for (size_t i : {0, 1}) {
-    ASSERT_NE(out.events[i].cron_job, nullptr) << i;
-    EXPECT_EQ(out.events[i].job, nullptr) << i;
-    EXPECT_EQ(EncodeCronJob(*out.events[i].cron_job),
+    ASSERT_NE(out.events[i].decoded.cron_job, nullptr) << i;
+    EXPECT_EQ(out.events[i].decoded.job, nullptr) << i;
+    EXPECT_EQ(EncodeCronJob(*out.events[i].decoded.cron_job),
               EncodeCronJob(*DecodeCronJobFields(out.events[i].raw)));
   }
-  ASSERT_NE(out.events[2].job, nullptr);
-  EXPECT_EQ(out.events[2].job->metadata.uid, "uj");
-  EXPECT_EQ(out.events[3].job, nullptr);  // DELETED
+  ASSERT_NE(out.events[2].decoded.job, nullptr);
+  EXPECT_EQ(out.events[2].decoded.job->metadata.uid, "uj");
+  EXPECT_EQ(out.events[3].decoded.job, nullptr);  // DELETED
   // Not part of the event's value: an event without it is the same event.
   model::WatchEvent bare = out.events[0];
-  bare.cron_job.reset();
+  bare.decoded.cron_job.reset();
   EXPECT_EQ(bare, out.events[0]);
+
+  // A decoder for a consumer that keeps only the bytes checks the same and drops them.
+  WatchDecoder dropping(DecodedObjects::kDrop);
+  const DecodedDocument dropped = dropping.DecodeCopy(testing::WatchLine("ADDED", cj));
+  ASSERT_EQ(dropped.events.size(), 1u);
+  EXPECT_EQ(dropped.events[0].decoded.cron_job, nullptr);
+  EXPECT_EQ(dropped.events[0], out.events[0]);
+  std::string bad = job;
+  const std::string start = R"("startTime":"2024-05-19T10:00:01Z")";
+  ASSERT_NE(bad.find(start), std::string::npos);
+  bad.replace(bad.find(start), start.size(), R"("startTime":"yesterday")");
+  const DecodedDocument refused = dropping.DecodeCopy(testing::WatchLine("MODIFIED", bad));
+  EXPECT_TRUE(refused.events.empty());
+  ASSERT_EQ(refused.rejections.size(), 1u);
+  EXPECT_NE(refused.rejections[0].reason.find("invalid Job"), std::string::npos);
 }
 
 TEST(DecoderTest, FieldOrderAndBareObjectsAndLists) {
