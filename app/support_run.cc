@@ -74,6 +74,7 @@ Result<std::unique_ptr<RunAssembly>> RunAssembly::Open(const RunConfig& config,
   controller::ControllerOptions options;
   options.workers = config.workers;
   if (config.shadow) {
+    options.skip_own_echoes = false;
     // A pass that waits for the cluster's Job fails with ShadowPending and is retried with
     // back-off. Uncapped (client-go's 1000 s), the back-off of a CronJob whose Jobs stopped
     // coming would delay its next passes past later fire times, which would then be recorded
@@ -262,17 +263,21 @@ std::string Label(std::string_view v) {
 std::string RunAssembly::RenderMetrics() const {
   std::string o = metrics_.RenderPrometheus() + model::RenderBuildInfoMetric(config_.zoneinfo_dir);
   const controller::ControllerStats c = controller_->Stats();
-  const std::pair<const char*, uint64_t> counters[] = {
-      {"passes", c.passes},       {"passes_unrecorded", c.unrecorded_passes},
-      {"pass_errors", c.errors},  {"api_calls", c.api_calls},
-      {"decisions", c.decisions}, {"events_ingested", c.events_ingested}};
+  const std::pair<const char*, uint64_t> counters[] = {{"passes", c.passes},
+                                                       {"passes_unrecorded", c.unrecorded_passes},
+                                                       {"pass_errors", c.errors},
+                                                       {"api_calls", c.api_calls},
+                                                       {"decisions", c.decisions},
+                                                       {"events_ingested", c.events_ingested},
+                                                       {"echoes_skipped", c.echoes_skipped}};
   const char* helps[] = {"Reconcile passes run by this process.",
                          "Passes that left no record: no call, no decision but their requeue, "
                          "the accounting unchanged.",
                          "Passes that ended with an error (retried with back-off).",
                          "API calls made by passes (shadow mode: answered from the view).",
                          "Decisions committed by this process's passes.",
-                         "Watch events committed to the ledger by this process."};
+                         "Watch events committed to the ledger by this process.",
+                         "Watch events of the controller's own writes, which start no pass."};
   for (size_t i = 0; i < std::size(counters); ++i) {
     const std::string name = std::string("cronledger_controller_") + counters[i].first + "_total";
     Metric(&o, name, "counter", helps[i]);

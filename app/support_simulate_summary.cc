@@ -184,6 +184,7 @@ Result<Json> BuildSimulationSummary(const SimulateOutcome& outcome, store::Ledge
                       {"quarantined", meta.quarantine_count}};
   totals["controller"] = {{"passes", outcome.stats.passes},
                           {"unrecordedPasses", outcome.stats.unrecorded_passes},
+                          {"echoesSkipped", outcome.stats.echoes_skipped},
                           {"errors", outcome.stats.errors},
                           {"apiCalls", outcome.stats.api_calls},
                           {"watchEvents", outcome.watch_events}};

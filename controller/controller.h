@@ -44,6 +44,11 @@ struct ControllerOptions {
   // model::SystemTimeZoneDbOptions::local_zone, default UTC). Recorded as the "localTimeZone"
   // ConfigChange so that replay and `why` know the zone; Open fails when it is not that zone.
   std::string local_time_zone = "UTC";
+  // Whether the watch event of the controller's own write starts no pass (docs/controller.md
+  // "Echoes of the controller's own writes"). Off for an actuator whose answers are not writes
+  // (the shadow auditor's): the events it sees are the cluster controller's, each to be handled as
+  // upstream handles it.
+  bool skip_own_echoes = true;
   // Test hook: called by every pass that finds its CronJob in the view, with its key
   // ("ns/name"), before it decides; a pass that records nothing is seen here too. Default: empty.
   std::function<void(const std::string& key)> before_pass;
@@ -54,6 +59,10 @@ struct ControllerStats {
   // Passes that left no record: no call, no decision but their requeue, the accounting unchanged,
   // triggered by a Job's watch event or a CronJob update (docs/controller.md "Unrecorded passes").
   uint64_t unrecorded_passes = 0;
+  // Watch events that started no pass: the controller's own writes coming back (a created Job's
+  // ADDED, a written status's MODIFIED, a deleted Job's DELETED; docs/controller.md "Echoes of
+  // the controller's own writes").
+  uint64_t echoes_skipped = 0;
   uint64_t errors = 0;  // passes that ended with an error (retried with back-off)
   uint64_t api_calls = 0;
   uint64_t decisions = 0;

@@ -31,7 +31,64 @@ bool HasDeletionTimestamp(const std::string& raw) {
          !meta["deletionTimestamp"].is_null();
 }
 
+// The key of an object in ControllerImpl::own_writes_.
+std::string EchoKey(model::ObjectKind kind, std::string_view ns, std::string_view name) {
+  std::string key(kind == model::ObjectKind::kCronJob ? "c:" : "j:");
+  key.append(ns);
+  key += '/';
+  key.append(name);
+  return key;
+}
+
+std::string MetadataString(const model::Json& object, const char* field) {
+  if (!object.is_object()) return "";
+  const auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return "";
+  const auto value = meta->find(field);
+  return value != meta->end() && value->is_string() ? value->get<std::string>() : "";
+}
+
 }  // namespace
+
+void ControllerImpl::NoteOwnWrite(const PassContext& ctx, const model::ApiCall& call,
+                                  const model::ApiOutcome& answer) {
+  const bool creates_job =
+      call.verb == model::ApiVerb::kCreate && call.kind == model::ApiKind::kJob;
+  const bool writes_status =
+      call.verb == model::ApiVerb::kUpdateStatus && call.kind == model::ApiKind::kCronJob;
+  OwnWrite write;
+  if (creates_job || writes_status) {
+    write.uid = MetadataString(answer.object, "uid");
+    write.resource_version = MetadataString(answer.object, "resourceVersion");
+    if (write.resource_version.empty()) return;
+  } else if (call.verb == model::ApiVerb::kDelete && call.kind == model::ApiKind::kJob) {
+    // The answer names no object: the Job deleted is the view's Job of that name.
+    for (const model::Job* job : ctx.jobs) {
+      if (job->metadata.name == call.name) write.uid = job->metadata.uid;
+    }
+  }
+  if (write.uid.empty()) return;
+  const model::ObjectKind kind =
+      call.kind == model::ApiKind::kJob ? model::ObjectKind::kJob : model::ObjectKind::kCronJob;
+  std::lock_guard<std::mutex> l(own_writes_mu_);
+  own_writes_.insert_or_assign(EchoKey(kind, call.namespace_, call.name), std::move(write));
+}
+
+bool ControllerImpl::IsOwnEcho(const model::WatchEvent& ev) {
+  std::lock_guard<std::mutex> l(own_writes_mu_);
+  if (own_writes_.empty()) return false;
+  const auto it = own_writes_.find(EchoKey(ev.kind, ev.namespace_, ev.name));
+  if (it == own_writes_.end()) return false;
+  // Any other event of the object first (another writer's change, a deletion under way) ends
+  // the wait: the object is no longer the version the pass went on with.
+  const OwnWrite& w = it->second;
+  const bool echo = w.uid == ev.uid && (ev.type == model::WatchEventType::kDeleted
+                                            ? w.resource_version.empty()
+                                            : w.resource_version == ev.resource_version);
+  own_writes_.erase(it);
+  if (echo) ++echoes_skipped_;
+  return echo;
+}
 
 Status ControllerImpl::Ingest(std::vector<model::WatchEvent> events) {
   return IngestEvents(std::move(events), store::UnitOfWork()).status();
@@ -75,6 +132,7 @@ Result<store::CommitResult> ControllerImpl::IngestEvents(std::vector<model::Watc
 }
 
 void ControllerImpl::HandleCronJob(const model::WatchEvent& ev, const TypedView::Change& change) {
+  if (IsOwnEcho(ev)) return;
   const std::string key = Key(ev.namespace_, ev.name);
   if (ev.type == model::WatchEventType::kDeleted) {
     queue_.Add(key, trigger::kCronJobDelete);
@@ -110,6 +168,7 @@ void ControllerImpl::HandleCronJob(const model::WatchEvent& ev, const TypedView:
 }
 
 void ControllerImpl::HandleJob(const model::WatchEvent& ev, const TypedView::Change& change) {
+  if (IsOwnEcho(ev)) return;
   if (ev.type == model::WatchEventType::kDeleted) {
     EnqueueOwner(ev.namespace_, ev.owner_name, ev.owner_uid, trigger::kJobDelete);
     return;

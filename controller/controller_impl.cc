@@ -153,6 +153,7 @@ ControllerStats ControllerImpl::Stats() const {
   ControllerStats s;
   s.passes = passes_.load();
   s.unrecorded_passes = unrecorded_passes_.load();
+  s.echoes_skipped = echoes_skipped_.load();
   s.errors = errors_.load();
   s.api_calls = api_calls_.load();
   s.decisions = decisions_.load();

@@ -114,6 +114,16 @@ class ControllerImpl final : public Controller {
   // the view has no such CronJob.
   Status ReadView(PassContext& ctx);
 
+  // --- echoes of the controller's own writes (docs/controller.md "Echoes of the controller's
+  // own writes")
+  // After a call succeeded: remembers the object version it produced (a created Job, a written
+  // CronJob status) or the Job it deleted, until its watch event comes back.
+  void NoteOwnWrite(const PassContext& ctx, const model::ApiCall& call,
+                    const model::ApiOutcome& answer);
+  // Whether `ev` is the watch event of such a write (then forgotten): the pass that made the
+  // write went on with its answer, so the event brings that CronJob's pass nothing new.
+  bool IsOwnEcho(const model::WatchEvent& ev);
+
   // --- queue plumbing (controller_impl.cc)
   void Process(const WorkItem& item);
   void WorkerLoop();
@@ -143,6 +153,16 @@ class ControllerImpl final : public Controller {
   std::mutex accounted_mu_;
   std::unordered_map<std::string, Accounted> accounted_;  // guarded by accounted_mu_
   std::vector<std::thread> workers_;
+  // By object ("c:" or "j:" + ns/name): the uid and resourceVersion of the version the
+  // controller's last call on it produced, resourceVersion empty for a deleted Job. An entry goes
+  // when its event comes back, is replaced by the next write, and goes with the object's DELETED
+  // event, so there is at most one per object.
+  struct OwnWrite {
+    std::string uid;
+    std::string resource_version;
+  };
+  std::mutex own_writes_mu_;
+  std::unordered_map<std::string, OwnWrite> own_writes_;  // guarded by own_writes_mu_
 
   // --- unaccounted fire times (controller_impl.cc, ControllerStats::unaccounted_fire_times)
   // Per CronJob whose last completed pass asked to be requeued: the wall time that pass settled
@@ -162,6 +182,7 @@ class ControllerImpl final : public Controller {
 
   std::atomic<uint64_t> passes_{0};
   std::atomic<uint64_t> unrecorded_passes_{0};
+  std::atomic<uint64_t> echoes_skipped_{0};
   std::atomic<uint64_t> errors_{0};
   std::atomic<uint64_t> api_calls_{0};
   std::atomic<uint64_t> decisions_{0};

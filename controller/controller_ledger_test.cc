@@ -48,6 +48,10 @@ void RunMixedScenario(Harness& h) {
   h.clock().AdvanceTo(At(12, 15, 10));
   h.Open();
   ASSERT_TRUE(h.controller().EnqueueAll().ok());
+  h.RunUntil(At(12, 17, 30));
+  // Another writer applies the same manifest: an update that changes nothing the pass reads.
+  h.cluster().PutCronJob(
+      CronJobManifest("allow", "* * * * *", {{"successfulJobsHistoryLimit", 1}}));
   h.RunUntil(At(12, 20));
 }
 
@@ -137,6 +141,7 @@ TEST(ControllerLedgerTest, PassesThatChangeNothingLeaveNoRecord) {
   size_t ticks_since_restart = 0;
   for (const model::Tick& t : ticks) ticks_since_restart += t.now >= At(12, 15, 10);
   EXPECT_GT(stats.unrecorded_passes, 0u);
+  EXPECT_GT(stats.echoes_skipped, 0u);
   EXPECT_EQ(stats.passes, ticks_since_restart + stats.unrecorded_passes);
 
   std::map<uint64_t, std::vector<model::Decision>> by_tick;
@@ -419,6 +424,80 @@ TEST(ControllerLedgerTest, AccountingIsReadFromTheLedgerOncePerCronJobAndProcess
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->passes_replayed, h.InputsOf<model::Tick>().size());
   EXPECT_EQ(report->divergences, 0u) << testing::FirstProblem(*report);
+}
+
+// The watch events of the controller's own writes (a created Job's ADDED, a written status's
+// MODIFIED, a deleted Job's DELETED) start no pass: the pass that made the write went on with its
+// answer. Everything another writer changes still does, and replay reproduces every pass.
+TEST(ControllerLedgerTest, TheControllersOwnWritesComingBackStartNoPass) {
+  Harness h(At(12, 0, 30));
+  h.cluster().PutCronJob(CronJobManifest("echo", "* * * * *", {{"successfulJobsHistoryLimit", 1}}));
+  h.Pump();
+  auto stats = [&h] { return h.controller().Stats(); };
+  const ControllerStats added = stats();
+  EXPECT_EQ(added.passes, 1u);  // cronjob-add
+
+  // Each minute's timer pass creates a Job and writes the status: two echoes, no other pass.
+  h.RunUntil(At(12, 3, 30));
+  ControllerStats s = stats();
+  EXPECT_EQ(s.passes - added.passes, 3u);
+  EXPECT_EQ(s.echoes_skipped, 6u);
+  EXPECT_EQ(s.unrecorded_passes, 0u);
+
+  // A Job finishing is another writer's change: its pass writes the status (and deletes the Job
+  // over the history limit once a second one finished); those writes' echoes start nothing.
+  h.cluster().FinishJob("default", reconciler::JobName("echo", At(12, 1)), "Complete");
+  h.Pump();
+  ControllerStats f = stats();
+  EXPECT_EQ(f.passes - s.passes, 1u);
+  EXPECT_EQ(f.echoes_skipped - s.echoes_skipped, 1u);  // the status
+  h.cluster().FinishJob("default", reconciler::JobName("echo", At(12, 2)), "Complete");
+  h.Pump();
+  ControllerStats g = stats();
+  EXPECT_FALSE(h.cluster().HasJob("default", reconciler::JobName("echo", At(12, 1))));
+  EXPECT_EQ(g.passes - f.passes, 1u);
+  EXPECT_EQ(g.echoes_skipped - f.echoes_skipped, 2u);  // the status, the deleted Job
+
+  // Another writer's update of the CronJob starts a pass, which changes nothing.
+  h.cluster().PutCronJob(CronJobManifest("echo", "* * * * *", {{"successfulJobsHistoryLimit", 1}}));
+  h.Pump();
+  ControllerStats u = stats();
+  EXPECT_EQ(u.passes - g.passes, 1u);
+  EXPECT_EQ(u.unrecorded_passes, 1u);
+  EXPECT_EQ(u.echoes_skipped, g.echoes_skipped);
+
+  // A restarted controller: the Job that finished while it was down starts the one pass.
+  h.cluster().FinishJob("default", reconciler::JobName("echo", At(12, 3)), "Complete");
+  h.Close();
+  h.Open();
+  h.Pump();
+  EXPECT_EQ(stats().passes, 1u);
+  EXPECT_EQ(stats().echoes_skipped, 2u);  // the status, the deleted Job
+
+  auto report = testing::ReplayLedger(h.ledger());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->passes_replayed, h.InputsOf<model::Tick>().size());
+  EXPECT_EQ(report->divergences, 0u) << testing::FirstProblem(*report);
+}
+
+// With skip_own_echoes off (the shadow auditor), every event enqueues as upstream's handlers do:
+// the same records, and the passes of the echoes, which leave none. (Here the two echoes of a
+// create pass arrive in one batch, so they start one pass.)
+TEST(ControllerLedgerTest, WithoutSkippingEchoesEveryEventStartsAPass) {
+  ControllerOptions options;
+  options.skip_own_echoes = false;
+  Harness all(At(12, 0, 30), options);
+  Harness skipping(At(12, 0, 30));
+  for (Harness* h : {&all, &skipping}) {
+    h->cluster().PutCronJob(CronJobManifest("echo", "* * * * *"));
+    h->RunUntil(At(12, 3, 30));
+  }
+  EXPECT_EQ(all.controller().Stats().echoes_skipped, 0u);
+  EXPECT_EQ(skipping.controller().Stats().echoes_skipped, 6u);
+  EXPECT_EQ(all.controller().Stats().passes, skipping.controller().Stats().passes + 3);
+  EXPECT_EQ(all.controller().Stats().unrecorded_passes, 3u);
+  EXPECT_EQ(skipping.controller().Stats().unrecorded_passes, 0u);
+  EXPECT_EQ(all.Decisions(), skipping.Decisions());
 }
 
 TEST(ControllerLedgerTest, RecordsTheIanaNameOfTheLocalZone) {

@@ -238,9 +238,11 @@ Result<reconciler::Step> ControllerImpl::PerformCalls(PassContext& ctx,
     unit.inputs.emplace_back(IntentOf(call, ctx.now, ctx.tick_seq, ctx.outcomes.size()));
     CL_ASSIGN_OR_RETURN(store::CommitResult committed, ledger_.Commit(std::move(unit)));
     if (ctx.tick_seq == 0) ctx.tick_seq = committed.first_input_seq;  // the Tick led that unit
+    model::ApiOutcome answer = actuator_.Perform(call);
+    if (answer.ok() && options_.skip_own_echoes) NoteOwnWrite(ctx, call, answer);
     // The pass goes on with what the ledger keeps of the answer, so that replay, which has only
     // that, decides as the pass did.
-    model::ApiOutcome outcome = reconciler::RecordedOutcome(call, actuator_.Perform(call));
+    model::ApiOutcome outcome = reconciler::RecordedOutcome(call, std::move(answer));
     ++api_calls_;
     unsent->emplace_back(OutcomeOf(call, outcome, ctx.now, committed.last_input_seq));
     ctx.outcomes.push_back(std::move(outcome));
