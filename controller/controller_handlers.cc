@@ -50,41 +50,79 @@ std::string MetadataString(const model::Json& object, const char* field) {
 
 }  // namespace
 
-void ControllerImpl::NoteOwnWrite(const PassContext& ctx, const model::ApiCall& call,
-                                  const model::ApiOutcome& answer) {
-  const bool creates_job =
-      call.verb == model::ApiVerb::kCreate && call.kind == model::ApiKind::kJob;
-  const bool writes_status =
-      call.verb == model::ApiVerb::kUpdateStatus && call.kind == model::ApiKind::kCronJob;
+void ControllerImpl::BeginOwnWrite(const PassContext& ctx, const model::ApiCall& call) {
+  if (!options_.skip_own_echoes) return;
   OwnWrite write;
-  if (creates_job || writes_status) {
-    write.uid = MetadataString(answer.object, "uid");
-    write.resource_version = MetadataString(answer.object, "resourceVersion");
-    if (write.resource_version.empty()) return;
-  } else if (call.verb == model::ApiVerb::kDelete && call.kind == model::ApiKind::kJob) {
-    // The answer names no object: the Job deleted is the view's Job of that name.
+  if (call.verb == model::ApiVerb::kDelete && call.kind == model::ApiKind::kJob) {
+    // Its answer names no object: the Job deleted is the view's Job of that name.
     for (const model::Job* job : ctx.jobs) {
       if (job->metadata.name == call.name) write.uid = job->metadata.uid;
     }
+    if (write.uid.empty()) return;
+  } else if (!(call.verb == model::ApiVerb::kCreate && call.kind == model::ApiKind::kJob) &&
+             !(call.verb == model::ApiVerb::kUpdateStatus &&
+               call.kind == model::ApiKind::kCronJob)) {
+    return;  // reads write nothing
   }
-  if (write.uid.empty()) return;
   const model::ObjectKind kind =
       call.kind == model::ApiKind::kJob ? model::ObjectKind::kJob : model::ObjectKind::kCronJob;
   std::lock_guard<std::mutex> l(own_writes_mu_);
   own_writes_.insert_or_assign(EchoKey(kind, call.namespace_, call.name), std::move(write));
 }
 
-bool ControllerImpl::IsOwnEcho(const model::WatchEvent& ev) {
+void ControllerImpl::EndOwnWrite(const model::ApiCall& call, const model::ApiOutcome& answer) {
+  if (!options_.skip_own_echoes) return;
+  const model::ObjectKind kind =
+      call.kind == model::ApiKind::kJob ? model::ObjectKind::kJob : model::ObjectKind::kCronJob;
+  std::vector<Held> react;
+  {
+    std::lock_guard<std::mutex> l(own_writes_mu_);
+    const auto it = own_writes_.find(EchoKey(kind, call.namespace_, call.name));
+    if (it == own_writes_.end() || it->second.answered) return;
+    OwnWrite& w = it->second;
+    if (answer.ok() && call.verb != model::ApiVerb::kDelete) {
+      w.uid = MetadataString(answer.object, "uid");
+      w.resource_version = MetadataString(answer.object, "resourceVersion");
+    }
+    const bool known = answer.ok() && !w.uid.empty() &&
+                       (call.verb == model::ApiVerb::kDelete || !w.resource_version.empty());
+    // Events that came while the call was in flight: the echo, if it came first, is skipped;
+    // every other is handled now, as it would have been.
+    react = std::move(w.held);
+    const bool echoed = known && !react.empty() && IsEchoOf(w, react.front().event);
+    if (echoed) {
+      react.erase(react.begin());
+      ++echoes_skipped_;
+    }
+    if (known && react.empty() && !echoed) {
+      w.answered = true;
+    } else {
+      own_writes_.erase(it);
+    }
+  }
+  for (const Held& h : react) React(h.event, h.change);
+}
+
+bool ControllerImpl::IsEchoOf(const OwnWrite& w, const model::WatchEvent& ev) {
+  return w.uid == ev.uid &&
+         (ev.type == model::WatchEventType::kDeleted
+              ? w.resource_version.empty()
+              : !w.resource_version.empty() && w.resource_version == ev.resource_version);
+}
+
+bool ControllerImpl::TakeOwnEcho(const model::WatchEvent& ev, const TypedView::Change& change) {
   std::lock_guard<std::mutex> l(own_writes_mu_);
   if (own_writes_.empty()) return false;
   const auto it = own_writes_.find(EchoKey(ev.kind, ev.namespace_, ev.name));
   if (it == own_writes_.end()) return false;
+  OwnWrite& w = it->second;
+  if (!w.answered) {
+    w.held.push_back(Held{ev, change});
+    return true;
+  }
   // Any other event of the object first (another writer's change, a deletion under way) ends
   // the wait: the object is no longer the version the pass went on with.
-  const OwnWrite& w = it->second;
-  const bool echo = w.uid == ev.uid && (ev.type == model::WatchEventType::kDeleted
-                                            ? w.resource_version.empty()
-                                            : w.resource_version == ev.resource_version);
+  const bool echo = IsEchoOf(w, ev);
   own_writes_.erase(it);
   if (echo) ++echoes_skipped_;
   return echo;
@@ -122,17 +160,21 @@ Result<store::CommitResult> ControllerImpl::IngestEvents(std::vector<model::Watc
       view_.Apply(events, committed.first_input_seq, committed.last_input_seq);
   for (size_t i = 0; i < events.size(); ++i) {
     if (events[i].type == model::WatchEventType::kBookmark) continue;
-    if (events[i].kind == model::ObjectKind::kCronJob) {
-      HandleCronJob(events[i], changes[i]);
-    } else {
-      HandleJob(events[i], changes[i]);
-    }
+    if (TakeOwnEcho(events[i], changes[i])) continue;
+    React(events[i], changes[i]);
   }
   return committed;
 }
 
+void ControllerImpl::React(const model::WatchEvent& ev, const TypedView::Change& change) {
+  if (ev.kind == model::ObjectKind::kCronJob) {
+    HandleCronJob(ev, change);
+  } else {
+    HandleJob(ev, change);
+  }
+}
+
 void ControllerImpl::HandleCronJob(const model::WatchEvent& ev, const TypedView::Change& change) {
-  if (IsOwnEcho(ev)) return;
   const std::string key = Key(ev.namespace_, ev.name);
   if (ev.type == model::WatchEventType::kDeleted) {
     queue_.Add(key, trigger::kCronJobDelete);
@@ -168,7 +210,6 @@ void ControllerImpl::HandleCronJob(const model::WatchEvent& ev, const TypedView:
 }
 
 void ControllerImpl::HandleJob(const model::WatchEvent& ev, const TypedView::Change& change) {
-  if (IsOwnEcho(ev)) return;
   if (ev.type == model::WatchEventType::kDeleted) {
     EnqueueOwner(ev.namespace_, ev.owner_name, ev.owner_uid, trigger::kJobDelete);
     return;

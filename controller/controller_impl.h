@@ -116,13 +116,16 @@ class ControllerImpl final : public Controller {
 
   // --- echoes of the controller's own writes (docs/controller.md "Echoes of the controller's
   // own writes")
-  // After a call succeeded: remembers the object version it produced (a created Job, a written
-  // CronJob status) or the Job it deleted, until its watch event comes back.
-  void NoteOwnWrite(const PassContext& ctx, const model::ApiCall& call,
-                    const model::ApiOutcome& answer);
-  // Whether `ev` is the watch event of such a write (then forgotten): the pass that made the
-  // write went on with its answer, so the event brings that CronJob's pass nothing new.
-  bool IsOwnEcho(const model::WatchEvent& ev);
+  // Handles one committed event as upstream's handlers do (HandleCronJob or HandleJob).
+  void React(const model::WatchEvent& ev, const TypedView::Change& change);
+  // Around a call of a pass: the object a write (create Job, status write, delete Job) is
+  // about, then the version its answer names, until that version's watch event comes back.
+  void BeginOwnWrite(const PassContext& ctx, const model::ApiCall& call);
+  void EndOwnWrite(const model::ApiCall& call, const model::ApiOutcome& answer);
+  // Whether the handlers leave `ev` alone: the echo of such a write (the pass that made the write
+  // went on with its answer, so the event brings its CronJob's pass nothing new), or an event of
+  // an object whose write is in flight, held until the call answers.
+  bool TakeOwnEcho(const model::WatchEvent& ev, const TypedView::Change& change);
 
   // --- queue plumbing (controller_impl.cc)
   void Process(const WorkItem& item);
@@ -153,14 +156,22 @@ class ControllerImpl final : public Controller {
   std::mutex accounted_mu_;
   std::unordered_map<std::string, Accounted> accounted_;  // guarded by accounted_mu_
   std::vector<std::thread> workers_;
-  // By object ("c:" or "j:" + ns/name): the uid and resourceVersion of the version the
-  // controller's last call on it produced, resourceVersion empty for a deleted Job. An entry goes
-  // when its event comes back, is replaced by the next write, and goes with the object's DELETED
-  // event, so there is at most one per object.
+  // By object ("c:" or "j:" + ns/name): the controller's last write of it, while its echo has
+  // not come back. Before the answer, the uid of a deleted Job; after it, the uid and
+  // resourceVersion the answer names (resourceVersion empty for a delete). An entry goes when its
+  // echo or any other event of the object comes, or when the next write replaces it: at most one
+  // per object.
+  struct Held {
+    model::WatchEvent event;
+    TypedView::Change change;
+  };
   struct OwnWrite {
     std::string uid;
     std::string resource_version;
+    bool answered = false;   // false while the call is in flight
+    std::vector<Held> held;  // the object's events that came while it was in flight
   };
+  static bool IsEchoOf(const OwnWrite& w, const model::WatchEvent& ev);
   std::mutex own_writes_mu_;
   std::unordered_map<std::string, OwnWrite> own_writes_;  // guarded by own_writes_mu_
 

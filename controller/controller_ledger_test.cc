@@ -480,6 +480,58 @@ TEST(ControllerLedgerTest, TheControllersOwnWritesComingBackStartNoPass) {
   EXPECT_EQ(report->divergences, 0u) << testing::FirstProblem(*report);
 }
 
+// An echo can reach the controller before the answer of the call it echoes (the watch and the
+// call's response race). The object's events that come while its write is in flight wait for the
+// answer: the echo is skipped, another writer's event is handled as it would have been.
+TEST(ControllerLedgerTest, AnEchoAheadOfItsAnswerStartsNoPassEither) {
+  Harness h(At(12, 0, 30));
+  bool another_writer = false;
+  h.cluster().SetBeforeAnswerHook([&h, &another_writer](const model::ApiCall& call) {
+    if (another_writer && call.verb == model::ApiVerb::kUpdateStatus) {
+      // Someone applies the manifest again right after the controller's status write.
+      h.cluster().PutCronJob(
+          CronJobManifest("early", "* * * * *", {{"successfulJobsHistoryLimit", 1}}));
+    }
+    ASSERT_TRUE(h.controller().Ingest(h.cluster().TakeEvents()).ok());
+  });
+  h.cluster().PutCronJob(
+      CronJobManifest("early", "* * * * *", {{"successfulJobsHistoryLimit", 1}}));
+  h.Pump();
+  const ControllerStats added = h.controller().Stats();
+  h.RunUntil(At(12, 2, 30));
+  const ControllerStats s = h.controller().Stats();
+  EXPECT_EQ(s.passes - added.passes, 2u);  // the two timer passes
+  EXPECT_EQ(s.echoes_skipped, 4u);
+  EXPECT_EQ(s.unrecorded_passes, 0u);
+
+  // History cleanup once the second Job finished: the status write's and the delete's echoes.
+  h.cluster().FinishJob("default", reconciler::JobName("early", At(12, 1)), "Complete");
+  h.Pump();
+  const ControllerStats f = h.controller().Stats();
+  EXPECT_EQ(f.passes - s.passes, 1u);
+  h.cluster().FinishJob("default", reconciler::JobName("early", At(12, 2)), "Complete");
+  h.Pump();
+  const ControllerStats g = h.controller().Stats();
+  EXPECT_FALSE(h.cluster().HasJob("default", reconciler::JobName("early", At(12, 1))));
+  EXPECT_EQ(g.passes - f.passes, 1u);
+  EXPECT_EQ(g.echoes_skipped - s.echoes_skipped, 3u);  // two statuses, the deleted Job
+
+  // Another writer's update arrives with the echo, both ahead of the answer: the echo is
+  // skipped, the update starts its pass (which changes nothing).
+  another_writer = true;
+  h.RunUntil(At(12, 3, 30));
+  const ControllerStats u = h.controller().Stats();
+  EXPECT_EQ(u.passes - g.passes, 2u);  // the timer pass, the update's
+  EXPECT_EQ(u.unrecorded_passes, 1u);
+  EXPECT_EQ(u.echoes_skipped - g.echoes_skipped, 2u);
+
+  h.cluster().SetBeforeAnswerHook(nullptr);
+  auto report = testing::ReplayLedger(h.ledger());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->passes_replayed, h.InputsOf<model::Tick>().size());
+  EXPECT_EQ(report->divergences, 0u) << testing::FirstProblem(*report);
+}
+
 // With skip_own_echoes off (the shadow auditor), every event enqueues as upstream's handlers do:
 // the same records, and the passes of the echoes, which leave none. (Here the two echoes of a
 // create pass arrive in one batch, so they start one pass.)

@@ -238,8 +238,9 @@ Result<reconciler::Step> ControllerImpl::PerformCalls(PassContext& ctx,
     unit.inputs.emplace_back(IntentOf(call, ctx.now, ctx.tick_seq, ctx.outcomes.size()));
     CL_ASSIGN_OR_RETURN(store::CommitResult committed, ledger_.Commit(std::move(unit)));
     if (ctx.tick_seq == 0) ctx.tick_seq = committed.first_input_seq;  // the Tick led that unit
+    BeginOwnWrite(ctx, call);
     model::ApiOutcome answer = actuator_.Perform(call);
-    if (answer.ok() && options_.skip_own_echoes) NoteOwnWrite(ctx, call, answer);
+    EndOwnWrite(call, answer);
     // The pass goes on with what the ledger keeps of the answer, so that replay, which has only
     // that, decides as the pass did.
     model::ApiOutcome outcome = reconciler::RecordedOutcome(call, std::move(answer));

@@ -344,8 +344,6 @@ void AppendCbor(const Json& j, ByteSink* out) {
   }
 }
 
-namespace {}  // namespace
-
 std::string_view DecisionActionName(DecisionAction a) {
   for (const auto& [action, name] : kActions) {
     if (action == a) return name;

@@ -94,6 +94,12 @@ class FakeActuator : public Actuator {
     std::lock_guard<std::mutex> lock(mu_);
     call_hook_ = std::move(hook);
   }
+  // Called by Perform after the call is applied, without the cluster's lock, before it answers:
+  // a test can deliver the call's watch events to the controller then, ahead of the answer.
+  void SetBeforeAnswerHook(std::function<void(const model::ApiCall&)> hook) {
+    std::lock_guard<std::mutex> lock(mu_);
+    before_answer_hook_ = std::move(hook);
+  }
   // Rebuilds the state from the changes a previous instance reported (no events are emitted).
   void Restore(const std::vector<model::WatchEvent>& changes) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -181,12 +187,18 @@ class FakeActuator : public Actuator {
 
   // --- Actuator
   model::ApiOutcome Perform(const model::ApiCall& call) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    calls_.push_back(call);
-    if (call_hook_) call_hook_(call, 0);
-    model::ApiOutcome outcome = Apply(call);
-    if (call_hook_) call_hook_(call, 1);
-    calls_cv_.notify_all();
+    std::function<void(const model::ApiCall&)> before_answer;
+    model::ApiOutcome outcome;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      calls_.push_back(call);
+      if (call_hook_) call_hook_(call, 0);
+      outcome = Apply(call);
+      if (call_hook_) call_hook_(call, 1);
+      calls_cv_.notify_all();
+      before_answer = before_answer_hook_;
+    }
+    if (before_answer) before_answer(call);
     return outcome;
   }
   void RecordEvent(const model::CronJobRef&, const reconciler::Event& event) override {
@@ -280,6 +292,7 @@ class FakeActuator : public Actuator {
   std::vector<reconciler::Event> recorded_;
   std::function<void(const model::WatchEvent&)> change_hook_;
   std::function<void(const model::ApiCall&, int)> call_hook_;
+  std::function<void(const model::ApiCall&)> before_answer_hook_;
   uint64_t uid_ = 0;
   uint64_t resource_version_ = 0;
 };
