@@ -40,6 +40,10 @@ std::string EchoKey(model::ObjectKind kind, std::string_view ns, std::string_vie
   return key;
 }
 
+std::string EchoKey(const model::ApiCall& call) {
+  return EchoKey(KindOf(call.kind), call.namespace_, call.name);
+}
+
 std::string MetadataString(const model::Json& object, const char* field) {
   if (!object.is_object()) return "";
   const auto meta = object.find("metadata");
@@ -50,35 +54,33 @@ std::string MetadataString(const model::Json& object, const char* field) {
 
 }  // namespace
 
-void ControllerImpl::BeginOwnWrite(const PassContext& ctx, const model::ApiCall& call) {
-  if (!options_.skip_own_echoes) return;
+bool ControllerImpl::BeginOwnWrite(const PassContext& ctx, const model::ApiCall& call) {
+  if (!options_.skip_own_echoes) return false;
   OwnWrite write;
   if (call.verb == model::ApiVerb::kDelete && call.kind == model::ApiKind::kJob) {
     // Its answer names no object: the Job deleted is the view's Job of that name.
     for (const model::Job* job : ctx.jobs) {
       if (job->metadata.name == call.name) write.uid = job->metadata.uid;
     }
-    if (write.uid.empty()) return;
+    if (write.uid.empty()) return false;
   } else if (!(call.verb == model::ApiVerb::kCreate && call.kind == model::ApiKind::kJob) &&
              !(call.verb == model::ApiVerb::kUpdateStatus &&
                call.kind == model::ApiKind::kCronJob)) {
-    return;  // reads write nothing
+    return false;  // reads write nothing
   }
-  const model::ObjectKind kind =
-      call.kind == model::ApiKind::kJob ? model::ObjectKind::kJob : model::ObjectKind::kCronJob;
   std::lock_guard<std::mutex> l(own_writes_mu_);
-  own_writes_.insert_or_assign(EchoKey(kind, call.namespace_, call.name), std::move(write));
+  own_writes_.insert_or_assign(EchoKey(call), std::move(write));
+  return true;
 }
 
 void ControllerImpl::EndOwnWrite(const model::ApiCall& call, const model::ApiOutcome& answer) {
-  if (!options_.skip_own_echoes) return;
-  const model::ObjectKind kind =
-      call.kind == model::ApiKind::kJob ? model::ObjectKind::kJob : model::ObjectKind::kCronJob;
   std::vector<Held> react;
   {
     std::lock_guard<std::mutex> l(own_writes_mu_);
-    const auto it = own_writes_.find(EchoKey(kind, call.namespace_, call.name));
-    if (it == own_writes_.end() || it->second.answered) return;
+    // The entry BeginOwnWrite made: only the object's own pass writes it, and never two calls
+    // of a pass at once.
+    const auto it = own_writes_.find(EchoKey(call));
+    if (it == own_writes_.end()) return;
     OwnWrite& w = it->second;
     if (answer.ok() && call.verb != model::ApiVerb::kDelete) {
       w.uid = MetadataString(answer.object, "uid");

@@ -120,7 +120,9 @@ class ControllerImpl final : public Controller {
   void React(const model::WatchEvent& ev, const TypedView::Change& change);
   // Around a call of a pass: the object a write (create Job, status write, delete Job) is
   // about, then the version its answer names, until that version's watch event comes back.
-  void BeginOwnWrite(const PassContext& ctx, const model::ApiCall& call);
+  // BeginOwnWrite is false for a call that is not followed (a read, skip_own_echoes off), whose
+  // answer EndOwnWrite is then not given.
+  bool BeginOwnWrite(const PassContext& ctx, const model::ApiCall& call);
   void EndOwnWrite(const model::ApiCall& call, const model::ApiOutcome& answer);
   // Whether the handlers leave `ev` alone: the echo of such a write (the pass that made the write
   // went on with its answer, so the event brings its CronJob's pass nothing new), or an event of
@@ -199,6 +201,9 @@ class ControllerImpl final : public Controller {
   std::atomic<uint64_t> decisions_{0};
   std::atomic<uint64_t> events_ingested_{0};
 };
+
+// The object kind an API call is about.
+model::ObjectKind KindOf(model::ApiKind k);
 
 // The controller-state blob of a CronJob: its accounting state, tagged with the uid of the
 // CronJob it belongs to (a re-created CronJob of the same name starts afresh).

@@ -28,6 +28,14 @@ Time At(int hh, int mm, int ss = 0) {
   return Time::FromUnix(1704067200 + hh * 3600 + mm * 60 + ss);
 }
 
+// Replay of the ledger runs every recorded pass and reproduces it byte for byte.
+void ExpectEveryPassReplays(Harness& h) {
+  auto report = testing::ReplayLedger(h.ledger());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->passes_replayed, h.InputsOf<model::Tick>().size());
+  EXPECT_EQ(report->divergences, 0u) << testing::FirstProblem(*report);
+}
+
 // A busy hour: Allow, Forbid, Replace, history cleanup, a failed create, a restart.
 void RunMixedScenario(Harness& h) {
   h.cluster().PutCronJob(
@@ -420,10 +428,7 @@ TEST(ControllerLedgerTest, AccountingIsReadFromTheLedgerOncePerCronJobAndProcess
   EXPECT_EQ(reads(), Keys{});
   EXPECT_GT(creates(), created);
 
-  auto report = testing::ReplayLedger(h.ledger());
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_EQ(report->passes_replayed, h.InputsOf<model::Tick>().size());
-  EXPECT_EQ(report->divergences, 0u) << testing::FirstProblem(*report);
+  ExpectEveryPassReplays(h);
 }
 
 // The watch events of the controller's own writes (a created Job's ADDED, a written status's
@@ -474,10 +479,7 @@ TEST(ControllerLedgerTest, TheControllersOwnWritesComingBackStartNoPass) {
   EXPECT_EQ(stats().passes, 1u);
   EXPECT_EQ(stats().echoes_skipped, 2u);  // the status, the deleted Job
 
-  auto report = testing::ReplayLedger(h.ledger());
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_EQ(report->passes_replayed, h.InputsOf<model::Tick>().size());
-  EXPECT_EQ(report->divergences, 0u) << testing::FirstProblem(*report);
+  ExpectEveryPassReplays(h);
 }
 
 // An echo can reach the controller before the answer of the call it echoes (the watch and the
@@ -526,10 +528,7 @@ TEST(ControllerLedgerTest, AnEchoAheadOfItsAnswerStartsNoPassEither) {
   EXPECT_EQ(u.echoes_skipped - g.echoes_skipped, 2u);
 
   h.cluster().SetBeforeAnswerHook(nullptr);
-  auto report = testing::ReplayLedger(h.ledger());
-  ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_EQ(report->passes_replayed, h.InputsOf<model::Tick>().size());
-  EXPECT_EQ(report->divergences, 0u) << testing::FirstProblem(*report);
+  ExpectEveryPassReplays(h);
 }
 
 // With skip_own_echoes off (the shadow auditor), every event enqueues as upstream's handlers do:

@@ -32,10 +32,6 @@ std::pair<std::string, std::string> SplitKey(const std::string& key) {
   return {key.substr(0, slash), key.substr(slash + 1)};
 }
 
-model::ObjectKind KindOf(model::ApiKind k) {
-  return k == model::ApiKind::kJob ? model::ObjectKind::kJob : model::ObjectKind::kCronJob;
-}
-
 std::string ResultName(const reconciler::SyncResult& r) {
   if (r.error) return "error";
   return r.requeue_after ? "requeue" : "done";
@@ -76,6 +72,10 @@ PassReport Failed(PassReport report, const Status& status) {
 }
 
 }  // namespace
+
+model::ObjectKind KindOf(model::ApiKind k) {
+  return k == model::ApiKind::kJob ? model::ObjectKind::kJob : model::ObjectKind::kCronJob;
+}
 
 std::string EncodeControllerState(const std::string& uid, const model::AccountingState& s) {
   return EncodeControllerStateBytes(uid, model::AccountingStateBytes(s));
@@ -238,9 +238,9 @@ Result<reconciler::Step> ControllerImpl::PerformCalls(PassContext& ctx,
     unit.inputs.emplace_back(IntentOf(call, ctx.now, ctx.tick_seq, ctx.outcomes.size()));
     CL_ASSIGN_OR_RETURN(store::CommitResult committed, ledger_.Commit(std::move(unit)));
     if (ctx.tick_seq == 0) ctx.tick_seq = committed.first_input_seq;  // the Tick led that unit
-    BeginOwnWrite(ctx, call);
+    const bool write = BeginOwnWrite(ctx, call);
     model::ApiOutcome answer = actuator_.Perform(call);
-    EndOwnWrite(call, answer);
+    if (write) EndOwnWrite(call, answer);
     // The pass goes on with what the ledger keeps of the answer, so that replay, which has only
     // that, decides as the pass did.
     model::ApiOutcome outcome = reconciler::RecordedOutcome(call, std::move(answer));

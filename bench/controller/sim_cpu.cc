@@ -2,26 +2,27 @@
 
 #include <ctime>
 
-namespace cronledger::bench {
+#include "bench/cpu_time.h"
 
-int64_t SimCpu::ThreadNanos() {
-  timespec t{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
+namespace cronledger::bench {
+namespace {
+
+int64_t Nanos(double seconds) { return static_cast<int64_t>(seconds * 1e9); }
+
+}  // namespace
 
 model::ApiOutcome SimCpu::TimedActuator::Perform(const model::ApiCall& call) {
-  const int64_t start = ThreadNanos();
+  const double start = ThreadCpuSeconds();
   model::ApiOutcome out = inner_.Perform(call);
-  cpu_.Add(ThreadNanos() - start);
+  cpu_.Add(Nanos(ThreadCpuSeconds() - start));
   return out;
 }
 
 void SimCpu::TimedActuator::RecordEvent(const model::CronJobRef& cron_job,
                                         const reconciler::Event& event) {
-  const int64_t start = ThreadNanos();
+  const double start = ThreadCpuSeconds();
   inner_.RecordEvent(cron_job, event);
-  cpu_.Add(ThreadNanos() - start);
+  cpu_.Add(Nanos(ThreadCpuSeconds() - start));
 }
 
 void SimCpu::IngestStarted() {
@@ -29,11 +30,11 @@ void SimCpu::IngestStarted() {
     pump_ = pthread_self();
     has_pump_.store(true, std::memory_order_release);
   }
-  ingest_started_ = ThreadNanos();
+  ingest_started_ = ThreadCpuSeconds();
 }
 
 void SimCpu::IngestFinished() {
-  in_ingest_.fetch_add(ThreadNanos() - ingest_started_, std::memory_order_relaxed);
+  in_ingest_.fetch_add(Nanos(ThreadCpuSeconds() - ingest_started_), std::memory_order_relaxed);
 }
 
 double SimCpu::Seconds() const {

@@ -39,12 +39,11 @@ class SimCpu {
   double Seconds() const;
 
  private:
-  static int64_t ThreadNanos();
   void Add(int64_t nanos) { in_calls_.fetch_add(nanos, std::memory_order_relaxed); }
 
   std::atomic<int64_t> in_calls_{0};   // actuator calls, on any thread
   std::atomic<int64_t> in_ingest_{0};  // the controller's ingest on the pump's thread
-  int64_t ingest_started_ = 0;         // the pump's thread only
+  double ingest_started_ = 0;          // the pump's thread only (ThreadCpuSeconds)
   std::atomic<bool> has_pump_{false};
   pthread_t pump_{};
 };
