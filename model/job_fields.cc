@@ -229,7 +229,6 @@ bool CronStatus(dom::element v, model::CronJobStatus* s) {
 bool Template(dom::element v, model::JobTemplate* t, bool* has_spec) {
   *t = model::JobTemplate();
   t->raw = nullptr;
-  t->spec = model::Json::object();
   *has_spec = false;
   if (v.is_null()) return true;
   dom::object o;
@@ -291,8 +290,9 @@ bool CronSpec(dom::element v, model::CronJobSpec* s, bool* has_template_spec) {
   return true;
 }
 
-// The bytes of spec.jobTemplate.spec, parsed by nlohmann (the tree DecodeCronJob would hold).
-bool TemplateSpec(std::string_view json, model::Json* out) {
+// spec.jobTemplate.spec as DecodeCronJob holds it: its bytes parsed by nlohmann, kept as
+// DumpJson's bytes of that tree (model::JsonText).
+bool TemplateSpec(std::string_view json, model::JsonText* out) {
   namespace od = simdjson::ondemand;
   thread_local od::parser parser;
   // The bytes with simdjson's padding (spaces), in a buffer reused for every CronJob.
@@ -310,14 +310,14 @@ bool TemplateSpec(std::string_view json, model::Json* out) {
     return false;
   }
   // The versions of a CronJob repeat its template (most differ only in status): each distinct
-  // template's tree is parsed once per thread and copied from then on (a copy of the tree
-  // nlohmann's parse of the same bytes gives). Bounded: starts over at kMaxTemplates.
+  // template is parsed and written once per thread and copied from then on. Bounded: starts over
+  // at kMaxTemplates.
   static constexpr size_t kMaxTemplates = 1024;
   struct Hash {  // looks the bytes up without copying them into a key
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
   };
-  thread_local std::unordered_map<std::string, model::Json, Hash, std::equal_to<>> parsed;
+  thread_local std::unordered_map<std::string, model::JsonText, Hash, std::equal_to<>> parsed;
   if (auto it = parsed.find(raw); it != parsed.end()) {
     *out = it->second;
     return true;
@@ -325,8 +325,8 @@ bool TemplateSpec(std::string_view json, model::Json* out) {
   auto j = model::ParseJson(raw);
   if (!j.ok()) return false;
   if (parsed.size() >= kMaxTemplates) parsed.clear();
-  parsed.emplace(std::string(raw), *j);
-  *out = std::move(*j);
+  *out = model::JsonText(*j);
+  parsed.emplace(std::string(raw), *out);
   return true;
 }
 

@@ -44,6 +44,11 @@ std::string DumpJson(const Json& j) {
   return j.dump(-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
 }
 
+Json JsonText::Tree() const {
+  // Without exceptions, a failed parse would give a discarded value; DumpJson's bytes cannot fail.
+  return Json::parse(bytes_, /*cb=*/nullptr, /*allow_exceptions=*/false);
+}
+
 std::string StringOr(const Json& obj, std::string_view key, std::string fallback) {
   const Json* v = Find(obj, key);
   return v != nullptr && v->is_string() ? v->get<std::string>() : fallback;

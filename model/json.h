@@ -21,6 +21,28 @@ Result<Json> ParseJson(std::string_view text);
 // than aborting, so raw objects from the wire can always be written back out.
 std::string DumpJson(const Json& j);
 
+// A JSON value kept as DumpJson's bytes of it, for a value held long and read rarely (a CronJob's
+// job template, which only a Job created from it reads): its bytes take a fraction of the memory
+// of its tree. Tree() gives back the tree DumpJson wrote, so two JsonTexts are equal exactly when
+// their trees are (DumpJson orders object keys and writes no spaces). Strings that are not valid
+// UTF-8 are kept as DumpJson replaces them (U+FFFD); ParseJson never makes such a tree.
+class JsonText {
+ public:
+  JsonText() : bytes_("{}") {}
+  // Implicit, as a Json converts from its values: `t.spec = Json{...}` reads as it would for a
+  // Json member.
+  JsonText(const Json& j) : bytes_(DumpJson(j)) {}  // NOLINT(google-explicit-constructor)
+
+  // The value as a tree. The bytes are DumpJson's, so they always parse.
+  Json Tree() const;
+  const std::string& bytes() const { return bytes_; }
+
+  friend bool operator==(const JsonText&, const JsonText&) = default;
+
+ private:
+  std::string bytes_;
+};
+
 // Typed field readers over untrusted objects. Each returns InvalidArgument naming `path` when the
 // field is present with the wrong type; an absent field (or JSON null, which Kubernetes treats as
 // absent) yields std::nullopt / the default.

@@ -53,7 +53,8 @@ Result<JobTemplate> DecodeJobTemplate(const Json& j, std::string_view path) {
   const std::string meta_path = Sub(path, "metadata");
   CL_ASSIGN_OR_RETURN(t.labels, StringMap(*meta, "labels", meta_path));
   CL_ASSIGN_OR_RETURN(t.annotations, StringMap(*meta, "annotations", meta_path));
-  CL_ASSIGN_OR_RETURN(t.spec, OptObject(j, "spec", path));
+  CL_ASSIGN_OR_RETURN(const Json spec, OptObject(j, "spec", path));
+  t.spec = JsonText(spec);
   return t;
 }
 
@@ -67,7 +68,7 @@ Json EncodeJobTemplate(const JobTemplate& t) {
   } else {
     j["metadata"] = std::move(meta);
   }
-  j["spec"] = t.spec;
+  j["spec"] = t.spec.Tree();
   return j;
 }
 

@@ -66,8 +66,8 @@ struct ObjectReference {
 struct JobTemplate {
   std::map<std::string, std::string> labels;       // spec.jobTemplate.metadata.labels
   std::map<std::string, std::string> annotations;  // spec.jobTemplate.metadata.annotations
-  Json spec = Json::object();                      // spec.jobTemplate.spec, verbatim
-  Json raw = Json::object();                       // the whole jobTemplate
+  JsonText spec;  // spec.jobTemplate.spec, verbatim ({} when absent); read only to build a Job
+  Json raw = Json::object();  // the whole jobTemplate
 };
 
 struct CronJobSpec {

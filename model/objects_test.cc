@@ -57,6 +57,27 @@ TEST(CronJobCodec, DecodesTypedFields) {
   EXPECT_EQ(FormatRfc3339(*cj->status.last_schedule_time), "2024-05-19T10:00:00Z");
 }
 
+TEST(CronJobCodec, KeepsTheJobTemplatesSpecAsItsBytes) {
+  auto cj = DecodeCronJob(*ParseJson(kCronJob));
+  ASSERT_TRUE(cj.ok()) << cj.status().ToString();
+  const Json want = (*ParseJson(kCronJob))["spec"]["jobTemplate"]["spec"];
+  // DumpJson's bytes: keys in order, no spaces; the tree they give back is the one parsed.
+  EXPECT_EQ(cj->spec.job_template.spec.bytes(), DumpJson(want));
+  EXPECT_EQ(cj->spec.job_template.spec.Tree(), want);
+  EXPECT_EQ(EncodeCronJob(*cj)["spec"]["jobTemplate"]["spec"], want);
+  // Equal exactly when the trees are, however the value was written.
+  EXPECT_EQ(JsonText(*ParseJson(R"({"b": [1, 2.5, "x"], "a": {}})")),
+            JsonText(*ParseJson(R"({"a":{},"b":[1,2.5,"x"]})")));
+  EXPECT_NE(JsonText(Json{{"a", 1}}), JsonText(Json{{"a", 1.0}}));
+  EXPECT_EQ(JsonText().Tree(), Json::object());
+  // A template without a spec holds {}, as the tree did.
+  Json no_spec = *ParseJson(kCronJob);
+  no_spec["spec"]["jobTemplate"].erase("spec");
+  auto bare = DecodeCronJob(no_spec);
+  ASSERT_TRUE(bare.ok()) << bare.status().ToString();
+  EXPECT_EQ(bare->spec.job_template.spec.bytes(), "{}");
+}
+
 TEST(CronJobCodec, RoundTripKeepsUnknownFields) {
   const Json in = *ParseJson(kCronJob);
   auto cj = DecodeCronJob(in);

@@ -103,7 +103,7 @@ std::map<Time, std::vector<model::Decision>> Terminal(const std::vector<model::D
 
 model::CronJob EveryMinute() {
   auto cj = testing::CronJobWith("* * * * *", T("2024-01-01T12:00:30Z"), std::nullopt);
-  cj.spec.job_template.spec = {{"template", {{"spec", model::Json::object()}}}};
+  cj.spec.job_template.spec = model::Json{{"template", {{"spec", model::Json::object()}}}};
   return cj;
 }
 

@@ -226,7 +226,7 @@ TEST(UpstreamJobAlreadyExists, AdoptsOwnJobAndIgnoresForeignOne) {
 TEST(UpstreamGetJobFromTemplate2, NameLabelsAnnotations) {
   auto cj = testing::CronJobWith("* * * * ?", std::nullopt, std::nullopt);
   cj.spec.job_template.labels = {{"a", "b"}};
-  cj.spec.job_template.spec = {{"activeDeadlineSeconds", 1}, {"manualSelector", false}};
+  cj.spec.job_template.spec = model::Json{{"activeDeadlineSeconds", 1}, {"manualSelector", false}};
   const Time scheduled = testing::Top();
   struct Row {
     const char* name;
@@ -255,7 +255,7 @@ TEST(UpstreamGetJobFromTemplate2, NameLabelsAnnotations) {
     EXPECT_EQ(meta["annotations"].size(), row.want_annotations);
     EXPECT_EQ(meta["annotations"][kScheduledTimestampAnnotation], row.want_timestamp);
     EXPECT_EQ(meta["creationTimestamp"], "2016-05-19T10:00:00Z");
-    EXPECT_EQ((*job)["spec"], cj.spec.job_template.spec);
+    EXPECT_EQ((*job)["spec"], cj.spec.job_template.spec.Tree());
     EXPECT_EQ(meta["ownerReferences"].size(), 1u);
     EXPECT_EQ(meta["ownerReferences"][0]["blockOwnerDeletion"], true);
   }
@@ -274,7 +274,7 @@ TEST(UpstreamGetJobFromTemplate2, TheWholeJobByteForByte) {
   cj.metadata.uid = "cj-uid";
   cj.spec.time_zone = "Europe/Rome";
   cj.spec.job_template.annotations = {{kScheduledTimestampAnnotation, "user"}, {"a", "\"q\""}};
-  cj.spec.job_template.spec = {{"template", {{"spec", {{"restartPolicy", "Never"}}}}}};
+  cj.spec.job_template.spec = model::Json{{"template", {{"spec", {{"restartPolicy", "Never"}}}}}};
   auto job = BuildJob(cj, testing::Top(), Tzdb());
   ASSERT_TRUE(job.ok());
   EXPECT_EQ(model::DumpJson(*job),

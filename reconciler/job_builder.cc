@@ -56,7 +56,7 @@ Result<model::Json> BuildJob(const model::CronJob& cj, Time scheduled,
   top.emplace("apiVersion", "batch/v1");
   top.emplace("kind", "Job");
   top.emplace("metadata", std::move(meta));
-  top.emplace("spec", cj.spec.job_template.spec);
+  top.emplace("spec", cj.spec.job_template.spec.Tree());
   return job;
 }
 
