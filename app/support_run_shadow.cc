@@ -73,8 +73,7 @@ ApiOutcome FromView(store::Ledger& ledger, model::ObjectKind kind, const model::
 }  // namespace
 
 ApiOutcome ShadowActuator::Perform(const model::ApiCall& call) {
-  const model::ObjectKind kind =
-      call.kind == ApiKind::kJob ? model::ObjectKind::kJob : model::ObjectKind::kCronJob;
+  const model::ObjectKind kind = model::ObjectKindOf(call.kind);
   switch (call.verb) {
     case ApiVerb::kGet:
       return FromView(ledger_, kind, call);

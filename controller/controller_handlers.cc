@@ -41,15 +41,7 @@ std::string EchoKey(model::ObjectKind kind, std::string_view ns, std::string_vie
 }
 
 std::string EchoKey(const model::ApiCall& call) {
-  return EchoKey(KindOf(call.kind), call.namespace_, call.name);
-}
-
-std::string MetadataString(const model::Json& object, const char* field) {
-  if (!object.is_object()) return "";
-  const auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return "";
-  const auto value = meta->find(field);
-  return value != meta->end() && value->is_string() ? value->get<std::string>() : "";
+  return EchoKey(model::ObjectKindOf(call.kind), call.namespace_, call.name);
 }
 
 }  // namespace
@@ -83,8 +75,8 @@ void ControllerImpl::EndOwnWrite(const model::ApiCall& call, const model::ApiOut
     if (it == own_writes_.end()) return;
     OwnWrite& w = it->second;
     if (answer.ok() && call.verb != model::ApiVerb::kDelete) {
-      w.uid = MetadataString(answer.object, "uid");
-      w.resource_version = MetadataString(answer.object, "resourceVersion");
+      w.uid = model::StringAt(answer.object, "metadata", "uid");
+      w.resource_version = model::StringAt(answer.object, "metadata", "resourceVersion");
     }
     const bool known = answer.ok() && !w.uid.empty() &&
                        (call.verb == model::ApiVerb::kDelete || !w.resource_version.empty());

@@ -202,9 +202,6 @@ class ControllerImpl final : public Controller {
   std::atomic<uint64_t> events_ingested_{0};
 };
 
-// The object kind an API call is about.
-model::ObjectKind KindOf(model::ApiKind k);
-
 // The controller-state blob of a CronJob: its accounting state, tagged with the uid of the
 // CronJob it belongs to (a re-created CronJob of the same name starts afresh).
 std::string EncodeControllerState(const std::string& uid, const model::AccountingState& s);

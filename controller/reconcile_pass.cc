@@ -47,7 +47,7 @@ model::ActionIntent IntentOf(const model::ApiCall& call, Time now, uint64_t tick
                              tick_seq,
                              static_cast<uint32_t>(index),
                              std::string(model::ApiVerbName(call.verb)),
-                             KindOf(call.kind),
+                             model::ObjectKindOf(call.kind),
                              call.namespace_,
                              call.name,
                              model::DumpJson(model::EncodeApiCall(named))};
@@ -59,7 +59,7 @@ model::ActionOutcome OutcomeOf(const model::ApiCall& call, const model::ApiOutco
   return model::ActionOutcome{now,
                               intent_seq,
                               std::string(model::ApiVerbName(call.verb)),
-                              KindOf(call.kind),
+                              model::ObjectKindOf(call.kind),
                               call.namespace_,
                               call.name,
                               outcome.ok() ? "OK" : outcome.reason,
@@ -72,10 +72,6 @@ PassReport Failed(PassReport report, const Status& status) {
 }
 
 }  // namespace
-
-model::ObjectKind KindOf(model::ApiKind k) {
-  return k == model::ApiKind::kJob ? model::ObjectKind::kJob : model::ObjectKind::kCronJob;
-}
 
 std::string EncodeControllerState(const std::string& uid, const model::AccountingState& s) {
   return EncodeControllerStateBytes(uid, model::AccountingStateBytes(s));

@@ -12,17 +12,11 @@ using model::Json;
 
 constexpr const char* kScheduledAnnotation = "batch.kubernetes.io/cronjob-scheduled-timestamp";
 
-std::string StringAt(const Json& j, const char* a, const char* b) {
-  if (!j.is_object() || !j.contains(a) || !j[a].is_object()) return "";
-  const Json& inner = j[a];
-  if (!inner.contains(b) || !inner[b].is_string()) return "";
-  return inner[b].get<std::string>();
-}
-
 // The slot a Job was created for: the request's creationTimestamp (docs/semantics.md §8 sets it to
 // the scheduled time), else the scheduled-timestamp annotation.
 std::optional<Time> ScheduledTimeOf(const Json& request) {
-  if (auto t = ParseRfc3339(StringAt(request, "metadata", "creationTimestamp")); t.ok()) return *t;
+  if (auto t = ParseRfc3339(model::StringAt(request, "metadata", "creationTimestamp")); t.ok())
+    return *t;
   if (request.is_object() && request.contains("metadata") && request["metadata"].is_object()) {
     const Json& meta = request["metadata"];
     if (meta.contains("annotations") && meta["annotations"].is_object() &&
@@ -90,7 +84,7 @@ ApiOutcome KubeActuator::CreateJob(const model::ApiCall& call) {
 
 void KubeActuator::ObserveSkew(const Json& request, const Json& created) {
   const std::optional<Time> scheduled = ScheduledTimeOf(request);
-  auto at = ParseRfc3339(StringAt(created, "metadata", "creationTimestamp"));
+  auto at = ParseRfc3339(model::StringAt(created, "metadata", "creationTimestamp"));
   if (!scheduled || !at.ok()) return;
   const Duration skew = at->Sub(*scheduled);
   metrics_.ObserveCreationSkew(std::chrono::duration<double>(skew).count());
@@ -98,7 +92,7 @@ void KubeActuator::ObserveSkew(const Json& request, const Json& created) {
 
 ApiOutcome KubeActuator::UpdateStatus(const model::ApiCall& call) {
   Json object = call.object;
-  const std::string uid = StringAt(object, "metadata", "uid");
+  const std::string uid = model::StringAt(object, "metadata", "uid");
   for (int attempt = 0;; ++attempt) {
     auto updated = client_.UpdateStatus(options_.cron_jobs, call.namespace_, object);
     if (updated.ok()) return ApiOutcome::Ok(std::move(updated).value());
@@ -109,17 +103,18 @@ ApiOutcome KubeActuator::UpdateStatus(const model::ApiCall& call) {
     // reconciler decided (see the header).
     auto fresh = client_.Get(options_.cron_jobs, call.namespace_, call.name);
     if (!fresh.ok()) return OutcomeOf(fresh.error());
-    const std::string fresh_uid = StringAt(fresh.value(), "metadata", "uid");
+    const std::string fresh_uid = model::StringAt(fresh.value(), "metadata", "uid");
     if (!uid.empty() && fresh_uid != uid) return OutcomeOf(updated.error());
     if (log_) {
       log_("status of " + call.namespace_ + "/" + call.name +
            ": conflict, retrying with resourceVersion " +
-           StringAt(fresh.value(), "metadata", "resourceVersion"));
+           model::StringAt(fresh.value(), "metadata", "resourceVersion"));
     }
     if (!object.contains("metadata") || !object["metadata"].is_object()) {
       object["metadata"] = Json::object();
     }
-    object["metadata"]["resourceVersion"] = StringAt(fresh.value(), "metadata", "resourceVersion");
+    object["metadata"]["resourceVersion"] =
+        model::StringAt(fresh.value(), "metadata", "resourceVersion");
   }
 }
 

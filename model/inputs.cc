@@ -233,6 +233,10 @@ std::string_view ObjectKindName(ObjectKind k) {
   return k == ObjectKind::kCronJob ? "CronJob" : "Job";
 }
 
+ObjectKind ObjectKindOf(ApiKind k) {
+  return k == ApiKind::kJob ? ObjectKind::kJob : ObjectKind::kCronJob;
+}
+
 Result<ObjectKind> ParseObjectKind(std::string_view s) {
   if (s == "CronJob") return ObjectKind::kCronJob;
   if (s == "Job") return ObjectKind::kJob;

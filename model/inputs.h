@@ -15,6 +15,7 @@
 #include <string_view>
 #include <variant>
 
+#include "model/api_call.h"
 #include "model/decision.h"
 #include "model/result.h"
 #include "model/time.h"
@@ -41,6 +42,8 @@ enum class ObjectKind : uint8_t {
 };
 std::string_view ObjectKindName(ObjectKind k);  // "CronJob" | "Job"
 Result<ObjectKind> ParseObjectKind(std::string_view s);
+// The kind of object an API call is made on.
+ObjectKind ObjectKindOf(ApiKind k);
 
 // A Kubernetes watch event, normalized: the identity the view needs plus the raw object bytes as
 // received (the JSON of `object`). Bare objects from list output are recorded as kAdded.

@@ -75,6 +75,11 @@ bool BoolOr(const Json& obj, std::string_view key, bool fallback) {
   return v != nullptr && v->is_boolean() ? v->get<bool>() : fallback;
 }
 
+std::string StringAt(const Json& obj, std::string_view key, std::string_view member) {
+  const Json* inner = Find(obj, key);
+  return inner != nullptr ? StringOr(*inner, member) : "";
+}
+
 Json MemberOr(const Json& obj, std::string_view key, Json fallback) {
   if (!obj.is_object()) return fallback;
   auto it = obj.find(key);

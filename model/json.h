@@ -64,6 +64,9 @@ std::string StringOr(const Json& obj, std::string_view key, std::string fallback
 uint64_t UintOr(const Json& obj, std::string_view key, uint64_t fallback = 0);
 int64_t IntOr(const Json& obj, std::string_view key, int64_t fallback = 0);
 bool BoolOr(const Json& obj, std::string_view key, bool fallback = false);
+// obj[key][member] when both levels are objects and it is a string, else "" (an API answer's
+// metadata.uid, for one).
+std::string StringAt(const Json& obj, std::string_view key, std::string_view member);
 // obj[key] of any type, or `fallback` when absent or `obj` is not an object.
 Json MemberOr(const Json& obj, std::string_view key, Json fallback = Json());
 

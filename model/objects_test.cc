@@ -78,6 +78,16 @@ TEST(CronJobCodec, KeepsTheJobTemplatesSpecAsItsBytes) {
   EXPECT_EQ(bare->spec.job_template.spec.bytes(), "{}");
 }
 
+TEST(JsonReaders, StringAtReadsAStringTwoLevelsDown) {
+  const Json answer = *ParseJson(R"({"metadata": {"uid": "u1", "generation": 2}, "spec": null})");
+  EXPECT_EQ(StringAt(answer, "metadata", "uid"), "u1");
+  EXPECT_EQ(StringAt(answer, "metadata", "generation"), "");  // not a string
+  EXPECT_EQ(StringAt(answer, "metadata", "name"), "");        // absent
+  EXPECT_EQ(StringAt(answer, "spec", "x"), "");               // null
+  EXPECT_EQ(StringAt(Json::array(), "metadata", "uid"), "");  // not an object
+  EXPECT_EQ(StringAt(*ParseJson(R"({"metadata": "u1"})"), "metadata", "uid"), "");
+}
+
 TEST(CronJobCodec, RoundTripKeepsUnknownFields) {
   const Json in = *ParseJson(kCronJob);
   auto cj = DecodeCronJob(in);

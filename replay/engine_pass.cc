@@ -17,10 +17,8 @@ std::string DescribeCall(const model::ApiCall& c) {
 }
 
 bool SameCall(const RecordedCall& r, const model::ApiCall& c) {
-  const model::ObjectKind kind =
-      c.kind == model::ApiKind::kJob ? model::ObjectKind::kJob : model::ObjectKind::kCronJob;
-  return r.verb == model::ApiVerbName(c.verb) && r.kind == kind && r.namespace_ == c.namespace_ &&
-         r.name == c.name;
+  return r.verb == model::ApiVerbName(c.verb) && r.kind == model::ObjectKindOf(c.kind) &&
+         r.namespace_ == c.namespace_ && r.name == c.name;
 }
 
 }  // namespace
