@@ -51,15 +51,16 @@ bool OptTime(dom::element v, std::optional<Time>* out) {
   return true;
 }
 
+// A string map into *out, or, with out null, only checked as DecodeJob checks it.
 bool StringMap(dom::element v, std::map<std::string, std::string>* out) {
-  out->clear();
+  if (out != nullptr) out->clear();
   if (v.is_null()) return true;
   dom::object o;
   if (v.get_object().get(o) != simdjson::SUCCESS) return false;
   for (dom::key_value_pair kv : o) {
     std::string_view s;
     if (kv.value.get_string().get(s) != simdjson::SUCCESS) return false;
-    (*out)[std::string(kv.key)] = std::string(s);
+    if (out != nullptr) (*out)[std::string(kv.key)] = std::string(s);
   }
   return true;
 }
@@ -105,7 +106,9 @@ bool OwnerRef(dom::element v, model::OwnerReference* r) {
   return true;
 }
 
-bool Meta(dom::element v, model::ObjectMeta* m) {
+// With keep_maps false the labels and annotations are checked but not kept (a Job's, which a pass
+// never reads).
+bool Meta(dom::element v, model::ObjectMeta* m, bool keep_maps = true) {
   *m = model::ObjectMeta();
   m->raw = nullptr;
   if (v.is_null()) return true;  // absent: decoded from {}
@@ -127,9 +130,9 @@ bool Meta(dom::element v, model::ObjectMeta* m) {
     } else if (k == "deletionTimestamp") {
       ok = OptTime(kv.value, &m->deletion_timestamp);
     } else if (k == "labels") {
-      ok = StringMap(kv.value, &m->labels);
+      ok = StringMap(kv.value, keep_maps ? &m->labels : nullptr);
     } else if (k == "annotations") {
-      ok = StringMap(kv.value, &m->annotations);
+      ok = StringMap(kv.value, keep_maps ? &m->annotations : nullptr);
     } else if (k == "ownerReferences") {
       ok = ArrayOf(kv.value, &m->owner_references, OwnerRef);
     }
@@ -377,7 +380,7 @@ bool JobOf(dom::element doc, model::Job* job) {
     } else if (k == "kind") {
       ok = Str(kv.value, &job->kind);
     } else if (k == "metadata") {
-      ok = Meta(kv.value, &job->metadata);
+      ok = Meta(kv.value, &job->metadata, /*keep_maps=*/false);
     } else if (k == "spec") {
       ok = kv.value.is_null() || kv.value.is_object();
     } else if (k == "status") {
@@ -503,6 +506,8 @@ void StripJobJson(model::Job* job) {
   job->raw = nullptr;
   job->spec = nullptr;
   job->metadata.raw = nullptr;
+  job->metadata.labels.clear();
+  job->metadata.annotations.clear();
   for (auto& r : job->metadata.owner_references) r.raw = nullptr;
   job->status.raw = nullptr;
   for (auto& c : job->status.conditions) c.raw = nullptr;

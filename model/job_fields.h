@@ -2,12 +2,13 @@
 
 // Stored objects decoded for a pass (the controller's live passes and replay's): the typed fields
 // Decide reads, without the JSON trees (model::Job::raw, spec, metadata.raw, status.raw, the
-// conditions' and owner references' raw are null). A pass never encodes a Job it read from the
-// view (it encodes only the CronJob, for a status write, and a new Job from the CronJob's
-// template), so it decides the same from these as from the whole objects; replay's what-if passes
-// and observers (why, state) get the whole object from model::DecodeJob. The bytes are read with
-// simdjson; anything it does not decide as nlohmann would goes to the nlohmann path, so the
-// result, errors included, is always what the nlohmann path gives.
+// conditions' and owner references' raw are null) and without a Job's labels and annotations,
+// which a pass never reads (they are checked as DecodeJob checks them). A pass never encodes a Job
+// it read from the view (it encodes only the CronJob, for a status write, and a new Job from the
+// CronJob's template), so it decides the same from these as from the whole objects; replay's
+// what-if passes and observers (why, state) get the whole object from model::DecodeJob. The bytes
+// are read with simdjson; anything it does not decide as nlohmann would goes to the nlohmann path,
+// so the result, errors included, is always what the nlohmann path gives.
 
 #include <string_view>
 
@@ -26,7 +27,7 @@ Result<model::Job> DecodeJobFields(std::string_view json);
 // The simdjson path alone: false when it leaves the document to the nlohmann path (tests).
 bool DecodeJobFieldsFast(std::string_view json, model::Job* job);
 
-// Sets every JSON member of the Job to null.
+// Sets every JSON member of the Job to null and empties its labels and annotations.
 void StripJobJson(model::Job* job);
 
 // The same for a CronJob: DecodeCronJob(ParseJson(json)) with StripCronJobJson applied, except

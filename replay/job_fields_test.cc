@@ -128,6 +128,9 @@ TEST(JobFields, DecodesAsTheNlohmannPathDoes) {
   EXPECT_TRUE(DecodeJobFieldsFast(kJob, &job));
   EXPECT_EQ(job.metadata.owner_references.at(0).uid, "cu-1");
   EXPECT_EQ(FinishedCondition(job), "Complete");
+  // A pass reads neither a Job's labels nor its annotations: they are checked, not kept.
+  EXPECT_TRUE(job.metadata.labels.empty());
+  EXPECT_TRUE(job.metadata.annotations.empty());
   EXPECT_TRUE(DecodeJobFieldsFast(R"({"metadata":{"name":"a","name":"b"}})", &job));
   EXPECT_EQ(job.metadata.name, "b");
   EXPECT_FALSE(DecodeJobFieldsFast(R"({"metadata":{"name":5}})", &job));
