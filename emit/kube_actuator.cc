@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "model/annotations.h"
+
 namespace cronledger::emit {
 namespace {
 
@@ -9,8 +11,6 @@ using model::ApiKind;
 using model::ApiOutcome;
 using model::ApiVerb;
 using model::Json;
-
-constexpr const char* kScheduledAnnotation = "batch.kubernetes.io/cronjob-scheduled-timestamp";
 
 // The slot a Job was created for: the request's creationTimestamp (docs/semantics.md §8 sets it to
 // the scheduled time), else the scheduled-timestamp annotation.
@@ -20,9 +20,10 @@ std::optional<Time> ScheduledTimeOf(const Json& request) {
   if (request.is_object() && request.contains("metadata") && request["metadata"].is_object()) {
     const Json& meta = request["metadata"];
     if (meta.contains("annotations") && meta["annotations"].is_object() &&
-        meta["annotations"].contains(kScheduledAnnotation) &&
-        meta["annotations"][kScheduledAnnotation].is_string()) {
-      auto t = ParseRfc3339(meta["annotations"][kScheduledAnnotation].get<std::string>());
+        meta["annotations"].contains(model::kScheduledTimestampAnnotation) &&
+        meta["annotations"][model::kScheduledTimestampAnnotation].is_string()) {
+      auto t = ParseRfc3339(
+          meta["annotations"][model::kScheduledTimestampAnnotation].get<std::string>());
       if (t.ok()) return *t;
     }
   }

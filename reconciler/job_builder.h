@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "model/annotations.h"
 #include "model/json.h"
 #include "model/objects.h"
 #include "model/result.h"
@@ -15,8 +16,7 @@
 
 namespace cronledger::reconciler {
 
-inline constexpr const char* kScheduledTimestampAnnotation =
-    "batch.kubernetes.io/cronjob-scheduled-timestamp";
+using model::kScheduledTimestampAnnotation;
 
 // "<cronjob name>-<scheduled Unix seconds / 60, truncating toward zero>" (docs/semantics.md §8).
 std::string JobName(const std::string& cron_job_name, Time scheduled);

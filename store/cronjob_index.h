@@ -40,6 +40,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "model/annotations.h"
 #include "model/decision.h"
 #include "model/inputs.h"
 #include "model/json.h"
@@ -63,8 +64,7 @@ inline constexpr uint8_t kTemplateV1 = 1;
 
 // The per-fire-time strings of a Job object that a template leaves blank.
 enum JobSlot : uint8_t { kSlotName, kSlotCreationTimestamp, kSlotScheduledAnnotation, kSlotCount };
-inline constexpr std::string_view kScheduledTimestampAnnotation =
-    "batch.kubernetes.io/cronjob-scheduled-timestamp";
+using model::kScheduledTimestampAnnotation;
 // Slot tags.
 inline constexpr uint8_t kSlotKept = 0;
 inline constexpr uint8_t kSlotDerived = 1;
