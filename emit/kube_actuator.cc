@@ -15,17 +15,13 @@ using model::Json;
 // The slot a Job was created for: the request's creationTimestamp (docs/semantics.md §8 sets it to
 // the scheduled time), else the scheduled-timestamp annotation.
 std::optional<Time> ScheduledTimeOf(const Json& request) {
-  if (auto t = ParseRfc3339(model::StringAt(request, "metadata", "creationTimestamp")); t.ok())
+  if (auto t = ParseRfc3339(model::StringAt(request, "metadata", "creationTimestamp")); t.ok()) {
     return *t;
-  if (request.is_object() && request.contains("metadata") && request["metadata"].is_object()) {
-    const Json& meta = request["metadata"];
-    if (meta.contains("annotations") && meta["annotations"].is_object() &&
-        meta["annotations"].contains(model::kScheduledTimestampAnnotation) &&
-        meta["annotations"][model::kScheduledTimestampAnnotation].is_string()) {
-      auto t = ParseRfc3339(
-          meta["annotations"][model::kScheduledTimestampAnnotation].get<std::string>());
-      if (t.ok()) return *t;
-    }
+  }
+  const Json annotations = model::MemberOr(model::MemberOr(request, "metadata"), "annotations");
+  if (auto t = ParseRfc3339(model::StringOr(annotations, model::kScheduledTimestampAnnotation));
+      t.ok()) {
+    return *t;
   }
   return std::nullopt;
 }
